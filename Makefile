@@ -1,0 +1,43 @@
+# zen: `make install` sets everything up, `make demo` runs the main job, `make test` checks it all.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+PY      = $(BIN)/python
+XDIST  ?= -n auto
+
+.PHONY: install test test-fast test-claude lint typecheck check demo bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+install: $(PY)
+	$(PY) -m pip install -q -e ".[dev]"
+	@$(BIN)/zen --version
+
+test: $(PY)
+	$(PY) -m pytest $(XDIST) -q
+
+test-fast: $(PY)
+	$(PY) -m pytest $(XDIST) -q -m "not slow and not claude"
+
+test-claude: $(PY)
+	bash tests/claude/install.sh
+	$(PY) -m pytest -q -m claude tests/claude
+
+lint: $(PY)
+	$(BIN)/ruff check zen tests bench
+
+typecheck: $(PY)
+	$(BIN)/mypy zen/core
+
+check: lint typecheck test
+
+demo: $(PY)
+	$(PY) -m zen.demo
+
+bench: $(PY)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

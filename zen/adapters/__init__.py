@@ -1,0 +1,1 @@
+"""Adapters: one external system each (git, tmux, the filesystem watcher)."""

@@ -1,0 +1,1 @@
+"""The command line: parse, call orchestration, render, return an exit code."""

@@ -1,0 +1,1 @@
+"""The pure core: models, ids, durations, state transitions, decisions. No I/O lives here."""

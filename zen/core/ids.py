@@ -1,0 +1,42 @@
+"""Job ids: sortable by creation time, carrying a slug of the task name (DESIGN section 2)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime
+
+_SLUG_BAD = re.compile(r"[^a-z0-9]+")
+ID_RE = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+-[0-9a-f]{4}$")
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
+
+
+def slugify(text: str, max_len: int = 32) -> str:
+    slug = _SLUG_BAD.sub("-", text.lower()).strip("-")
+    if len(slug) > max_len:
+        slug = slug[:max_len].rstrip("-")
+    return slug or "task"
+
+
+def name_from_prompt(prompt: str, words: int = 4) -> str:
+    """A short name from the first words of a prompt: 'Fix the login bug now' -> 'fix-the-login-bug'."""
+    return slugify(" ".join(prompt.split()[:words]))
+
+
+def make_job_id(name: str, now: datetime | None = None, rand: str | None = None) -> str:
+    now = now or datetime.now(UTC)
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{slugify(name)}-{rand or secrets.token_hex(2)}"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(ts: datetime) -> str:
+    """ISO 8601 UTC with milliseconds and a Z, as every file of zen writes time."""
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

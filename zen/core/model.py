@@ -1,0 +1,190 @@
+"""The shapes that cross the disk: tasks, job snapshots, and the vocabulary they use.
+
+Format versions: task files carry `zen: 1`, event lines `"v": 1`, state.json `"v": 1`.
+Bump the constant and note the change here when a format changes incompatibly.
+"""
+
+from __future__ import annotations
+
+import shlex
+from enum import IntEnum, StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from zen.core.durations import parse_duration
+from zen.core.ids import NAME_RE
+
+TASK_VERSION = 1
+EVENT_VERSION = 1
+STATE_VERSION = 1
+
+
+class AgentKind(StrEnum):
+    claude = "claude"
+    codex = "codex"
+    aider = "aider"
+    gemini = "gemini"
+    sim = "sim"
+    cmd = "cmd"
+
+
+class JobStatus(StrEnum):
+    queued = "queued"
+    starting = "starting"
+    working = "working"
+    waiting = "waiting"
+    exited = "exited"
+    harvested = "harvested"
+    failed = "failed"
+    cancelled = "cancelled"
+
+    @property
+    def live(self) -> bool:
+        """An agent process may exist for the job."""
+        return self in (JobStatus.starting, JobStatus.working, JobStatus.waiting)
+
+    @property
+    def final(self) -> bool:
+        return self in (JobStatus.harvested, JobStatus.failed, JobStatus.cancelled)
+
+
+class Level(IntEnum):
+    """Autonomy levels, lowest first (DESIGN section 6)."""
+
+    observe = 0
+    suggest = 1
+    act_and_report = 2
+    autonomous = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.replace("_", "-")
+
+    @classmethod
+    def parse(cls, text: str) -> Level:
+        key = text.strip().lower().replace("-", "_")
+        try:
+            return cls[key]
+        except KeyError:
+            names = ", ".join(level.label for level in cls)
+            raise ValueError(f"unknown autonomy level {text!r} (one of {names})") from None
+
+
+class Task(BaseModel):
+    """A task file as written to the spool and kept as jobs/<id>/task.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    zen: int = TASK_VERSION
+    id: str
+    name: str
+    prompt: str
+    lane: str | None = None
+    repo: str | None = None
+    base: str | None = None
+    agent: AgentKind = AgentKind.sim
+    command: list[str] | None = None
+    domain: str | None = None
+    priority: int = Field(default=3, ge=1, le=5)
+    depends_on: list[str] = Field(default_factory=list)
+    timeout: str | float = "30m"
+    max_retries: int = Field(default=0, ge=0, le=20)
+    parent: str | None = None
+    created_at: str
+    created_by: str = "human"
+    script: list[dict[str, Any]] | None = None  # for agent: sim, the steps it follows
+
+    @field_validator("zen")
+    @classmethod
+    def _version(cls, v: int) -> int:
+        if v != TASK_VERSION:
+            raise ValueError(f"task format version {v} is not supported (this zen reads {TASK_VERSION})")
+        return v
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the prompt is empty")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v):
+            raise ValueError(
+                f"name {v!r} must be lower-case letters, digits and dashes, starting with a letter or digit"
+            )
+        return v
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, v: str | float) -> str | float:
+        seconds = parse_duration(v)
+        if seconds <= 0:
+            raise ValueError("timeout must be positive")
+        return v
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            try:
+                return shlex.split(v)
+            except ValueError as exc:
+                raise ValueError(f"--cmd cannot be split like a shell would: {exc}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Task:
+        if self.agent is AgentKind.cmd and not self.command:
+            raise ValueError("agent 'cmd' needs a command (--cmd \"ARGV\")")
+        if self.lane and self.repo:
+            raise ValueError("give either a lane or a repo, not both")
+        if not self.lane and not self.repo:
+            raise ValueError("the task names no lane or repo (use --lane NAME or --repo PATH)")
+        return self
+
+    @property
+    def timeout_s(self) -> float:
+        return parse_duration(self.timeout)
+
+
+class JobSnapshot(BaseModel):
+    """state.json: everything derivable from events.jsonl, replaced atomically after each event."""
+
+    model_config = ConfigDict(extra="allow")
+
+    v: int = STATE_VERSION
+    job: str
+    name: str = ""
+    state: JobStatus = JobStatus.queued
+    reason: str | None = None
+    revision: int = 0
+    seq: int = 0
+    agent: str | None = None
+    lane: str | None = None
+    domain: str | None = None
+    priority: int = 3
+    tmux_session: str | None = None
+    tmux_target: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+    review_branch: str | None = None
+    base_commit: str | None = None
+    harvest_commit: str | None = None
+    exit_code: int | None = None
+    exit_signal: int | None = None
+    turns: int = 0
+    attempts: int = 0
+    retry_at: str | None = None
+    usage: dict[str, float] = Field(default_factory=dict)
+    created_at: str | None = None
+    started_at: str | None = None
+    updated_at: str | None = None
+    ended_at: str | None = None
+    last_output_at: str | None = None
+    cancelled: bool = False
+    timed_out: bool = False
+    guard: dict[str, int] = Field(default_factory=dict)

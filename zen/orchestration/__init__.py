@@ -1,0 +1,2 @@
+"""Orchestration: the use cases that combine the store and the adapters (dispatch, lanes,
+supervisor, harvest). The CLI calls these; they never print."""

@@ -1,0 +1,176 @@
+"""zen.yaml: read with defaults, rewritten with the user's comments kept (ruamel round-trip)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from zen.core.durations import parse_duration
+from zen.errors import ZenError
+from zen.store.atomic import atomic_write, flocked
+from zen.store.home import Home
+
+DEFAULT_CONFIG = """\
+# zen home configuration. zen rewrites this file when you add or remove lanes and keeps your
+# comments. Durations accept forms like 90s, 30m, 1h30m, 7d.
+zen: 1
+
+# Lanes: the git repositories agents work on. zen never edits a lane's own working tree: every
+# job gets its own worktree under worktrees/<job id>. Add one with `zen lane add NAME PATH`.
+#   path:    the repository's main checkout
+#   base:    the branch new worktrees start from
+#   domain:  the autonomy domain (policy/autonomy.yaml) the lane's jobs belong to
+#   setup:   a command run in each new worktree before the agent starts (e.g. "npm ci")
+#   include: untracked files copied from the main checkout into each worktree (e.g. ".env.local")
+lanes: {}
+
+# Defaults for tasks that do not say otherwise.
+defaults:
+  agent: sim            # claude | codex | aider | gemini | sim | cmd
+  priority: 3           # 1 (first) .. 5
+  timeout: 30m          # a longer-running agent is stopped (TERM, grace, KILL) and harvested
+  domain: code          # domain of tasks given --repo instead of a lane
+
+# The supervisor (zen supervise).
+supervisor:
+  max_concurrent_tasks: 5   # agents alive at once; more tasks wait in the queue
+  max_queue_size: 100       # zen dispatch refuses new tasks while this many are waiting
+  tick: 0.25s               # how often live jobs are checked between events
+  idle_after: 2s            # no new output for this long = the agent waits for a human
+  kill_grace: 5s            # between TERM and KILL when an agent is stopped
+  auto_cleanup: false       # remove a job's worktree after a successful harvest (branches stay)
+
+# Retries of starts that fail (spawn error, preflight failure, agent gone before its first turn).
+retry:
+  max_retries: 0            # default for tasks that do not set their own
+  backoff_base: 5s          # first delay; then multiplied by the factor, up to the cap
+  backoff_factor: 2
+  backoff_cap: 5m
+
+# Circuit breaker on automatic work (retries, spawns requested by agents, not by humans).
+breaker:
+  window: 10m               # rolling window the automatic starts are counted in
+  max_automatic: 20         # more than this in the window opens the breaker
+  hold: 15m                 # while open, automatic work stays queued; human work never waits
+
+# zen gc: which harvested jobs count as old.
+gc:
+  older_than: 7d
+
+# Per-agent settings. `command` is the program; `env` adds variables, `drop_env` removes
+# variables the supervisor's environment would otherwise pass on.
+agents:
+  claude:
+    command: claude
+    env: {}
+    drop_env: []
+  codex:
+    command: codex
+  aider:
+    command: aider
+  gemini:
+    command: gemini
+
+# Prices in USD per million tokens, used to estimate the cost of a job from its usage.
+prices:
+  default:
+    input: 3.0
+    output: 15.0
+    cache_write: 3.75
+    cache_read: 0.30
+"""
+
+_DEFAULTS: dict[str, Any] = {
+    "defaults": {"agent": "sim", "priority": 3, "timeout": "30m", "domain": "code"},
+    "supervisor": {
+        "max_concurrent_tasks": 5,
+        "max_queue_size": 100,
+        "tick": "0.25s",
+        "idle_after": "2s",
+        "kill_grace": "5s",
+        "auto_cleanup": False,
+    },
+    "retry": {"max_retries": 0, "backoff_base": "5s", "backoff_factor": 2, "backoff_cap": "5m"},
+    "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m"},
+    "gc": {"older_than": "7d"},
+    "agents": {},
+    "prices": {"default": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30}},
+}
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    y = YAML()
+    y.preserve_quotes = True
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+class Config:
+    """zen.yaml as a round-trip document plus typed accessors that fall back to defaults."""
+
+    def __init__(self, home: Home, data: Any) -> None:
+        self.home = home
+        self.data = data
+
+    @classmethod
+    def load(cls, home: Home) -> Config:
+        text = home.config_path.read_text()
+        try:
+            data = _yaml().load(text)
+        except Exception as exc:
+            raise ZenError(f"{home.config_path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        if data is None:
+            data = _yaml().load(DEFAULT_CONFIG)
+        if not hasattr(data, "get"):
+            raise ZenError(f"{home.config_path} must be a mapping")
+        version = data.get("zen", 1)
+        if version != 1:
+            raise ZenError(f"{home.config_path} has format version {version}; this zen reads version 1")
+        return cls(home, data)
+
+    def section(self, name: str) -> dict[str, Any]:
+        merged = dict(_DEFAULTS.get(name, {}))
+        found = self.data.get(name) or {}
+        merged.update(dict(found))
+        return merged
+
+    def get(self, section: str, key: str) -> Any:
+        return self.section(section)[key]
+
+    def seconds(self, section: str, key: str) -> float:
+        value = self.get(section, key)
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            raise ZenError(f"zen.yaml {section}.{key}: {exc}") from None
+
+    @property
+    def lanes(self) -> dict[str, dict[str, Any]]:
+        lanes = self.data.get("lanes") or {}
+        return {str(name): dict(spec or {}) for name, spec in lanes.items()}
+
+    def agent_settings(self, agent: str) -> dict[str, Any]:
+        agents = self.data.get("agents") or {}
+        return dict(agents.get(agent) or {})
+
+    def dump(self) -> str:
+        buf = io.StringIO()
+        _yaml().dump(self.data, buf)
+        return buf.getvalue()
+
+
+def edit_config(home: Home, change: Any) -> Config:
+    """Apply `change(config)` to zen.yaml under a lock and publish it atomically, comments kept."""
+    lock = home.control / "config.lock"
+    with flocked(lock):
+        cfg = Config.load(home)
+        change(cfg)
+        atomic_write(home.config_path, cfg.dump())
+    return cfg
+
+
+def lane_path(spec: dict[str, Any]) -> Path:
+    return Path(str(spec.get("path", ""))).expanduser()

@@ -1,0 +1,115 @@
+"""events.jsonl: the append-only timeline of a job, the source of truth (DESIGN section 2).
+
+Kept free of heavy imports: hook processes append through this module on every agent action.
+Several processes append to one job (supervisor, hooks, CLI), so each append takes the job's
+flock, reads the last seq, and writes one fsynced line; `seq` stays gap-free. A torn last line
+(a crash mid-write) is skipped by readers and closed off by the next writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from zen.store.atomic import append_line, flocked
+
+EVENTS = "events.jsonl"
+LOCK = ".lock"
+_TAIL = 65536
+
+
+def now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        return None
+    return ev if isinstance(ev, dict) and "seq" in ev else None
+
+
+def last_seq(path: Path) -> tuple[int, bool]:
+    """(seq of the last complete event, whether the file ends mid-line)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            if size == 0:
+                return 0, False
+            start = max(0, size - _TAIL)
+            f.seek(start)
+            chunk = f.read()
+    except FileNotFoundError:
+        return 0, False
+    torn = not chunk.endswith(b"\n")
+    lines = chunk.split(b"\n")
+    if torn:
+        lines = lines[:-1]
+    for line in reversed(lines):
+        ev = _parse(line)
+        if ev is not None:
+            return int(ev["seq"]), torn
+    if start > 0:  # a line longer than the tail window: read it all
+        seq = 0
+        for ev in read_events(path):
+            seq = int(ev["seq"])
+        return seq, torn
+    return 0, torn
+
+
+def append(job_dir: Path, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
+    """Append one event and return it with its seq. Durable when this returns."""
+    path = job_dir / EVENTS
+    with flocked(job_dir / LOCK):
+        seq, torn = last_seq(path)
+        ev: dict[str, Any] = {"v": 1, "seq": seq + 1, "ts": now_iso(), "job": job_id, "type": etype,
+                              "actor": actor}
+        ev.update(fields)
+        line = json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n"
+        if torn:
+            line = b"\n" + line
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            append_line(fd, line)
+        finally:
+            os.close(fd)
+    return ev
+
+
+def read_events(path: Path, offset: int = 0) -> Iterator[dict[str, Any]]:
+    """Every complete event from byte `offset`; a torn or garbled line is skipped."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return
+    with f:
+        if offset:
+            f.seek(offset)
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            ev = _parse(line)
+            if ev is not None:
+                yield ev
+
+
+def read_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Complete events after byte `offset`, and the offset just past the last complete line."""
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return [], offset
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], offset
+    events = [ev for line in data[: end + 1].split(b"\n") if line and (ev := _parse(line)) is not None]
+    return events, offset + end + 1

@@ -1,0 +1,160 @@
+"""Job records: jobs/<id>/ with task.yaml (never rewritten), events.jsonl and state.json.
+
+state.json is a cache of `replay(events)`: it remembers the byte offset it has folded up to,
+so bringing it up to date reads only the new lines. Any process may refresh it; the job lock
+serialises the refreshes so an older snapshot never replaces a newer one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from zen.core import states
+from zen.core.model import JobSnapshot, Task
+from zen.errors import NotFound
+from zen.store import events as ev_store
+from zen.store.atomic import atomic_write, create_exclusive, flocked
+from zen.store.home import Home
+
+STATE = "state.json"
+TASK = "task.yaml"
+
+
+def dump_task(task: Task) -> str:
+    from io import StringIO
+
+    from ruamel.yaml import YAML
+
+    y = YAML()
+    y.default_flow_style = False
+    data = task.model_dump(mode="json", exclude_none=False)
+    if data.get("script") is None:
+        data.pop("script", None)
+    buf = StringIO()
+    y.dump(data, buf)
+    return buf.getvalue()
+
+
+def load_task_text(text: str, source: str) -> Task:
+    from pydantic import ValidationError
+    from ruamel.yaml import YAML
+
+    from zen.errors import InvalidTask
+
+    try:
+        data = YAML(typ="safe").load(text)
+    except Exception as exc:
+        raise InvalidTask(f"{source} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise InvalidTask(f"{source} is not a task (expected a YAML mapping)")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidTask(f"{source}: {describe_validation(exc)}") from None
+
+
+def describe_validation(exc: Any) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+class JobStore:
+    def __init__(self, home: Home) -> None:
+        self.home = home
+
+    # -- paths ---------------------------------------------------------------
+    def dir(self, job_id: str) -> Path:
+        return self.home.job_dir(job_id)
+
+    def events_path(self, job_id: str) -> Path:
+        return self.dir(job_id) / ev_store.EVENTS
+
+    def ids(self) -> list[str]:
+        try:
+            return sorted(p.name for p in self.home.jobs.iterdir() if (p / TASK).is_file())
+        except FileNotFoundError:
+            return []
+
+    def exists(self, job_id: str) -> bool:
+        return (self.dir(job_id) / TASK).is_file()
+
+    # -- writing ---------------------------------------------------------------
+    def create(self, task: Task) -> bool:
+        """Create the record for a claimed task. Idempotent: finishing a half-made record is fine.
+
+        Returns True when this call recorded `task.received` (the job is new).
+        """
+        d = self.dir(task.id)
+        d.mkdir(parents=True, exist_ok=True)
+        create_exclusive(d / TASK, dump_task(task))
+        with flocked(d / ev_store.LOCK):
+            seq, _ = ev_store.last_seq(d / ev_store.EVENTS)
+        if seq > 0:
+            return False
+        self.append(task.id, "task.received", task=task.model_dump(mode="json", exclude={"script"}))
+        self.append(task.id, "job.queued", priority=task.priority)
+        return True
+
+    def append(self, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
+        return ev_store.append(self.dir(job_id), job_id, etype, actor, **fields)
+
+    # -- reading ---------------------------------------------------------------
+    def task(self, job_id: str) -> Task:
+        path = self.dir(job_id) / TASK
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise NotFound(f"job {job_id} has no record") from None
+        return load_task_text(text, str(path))
+
+    def events(self, job_id: str) -> list[dict[str, Any]]:
+        return list(ev_store.read_events(self.events_path(job_id)))
+
+    def snapshot(self, job_id: str, *, write: bool = True) -> JobSnapshot:
+        """state.json brought up to date with events.jsonl (and saved when it moved)."""
+        d = self.dir(job_id)
+        snap, offset = self._load_state(d, job_id)
+        new, end = ev_store.read_from(d / ev_store.EVENTS, offset)
+        if not new:
+            return snap
+        if new and new[0].get("seq") != snap.seq + 1:
+            # the cache does not line up with the timeline: rebuild from scratch
+            return self.rebuild(job_id) if write else states.replay(job_id, self.events(job_id))
+        for ev in new:
+            states.apply(snap, ev)
+        if write:
+            with flocked(d / ev_store.LOCK):
+                current, _ = self._load_state(d, job_id)
+                if current.seq < snap.seq:
+                    self._save_state(d, snap, end)
+        return snap
+
+    def rebuild(self, job_id: str) -> JobSnapshot:
+        d = self.dir(job_id)
+        with flocked(d / ev_store.LOCK):
+            events, end = ev_store.read_from(d / ev_store.EVENTS, 0)
+            snap = states.replay(job_id, events)
+            self._save_state(d, snap, end)
+        return snap
+
+    def _load_state(self, d: Path, job_id: str) -> tuple[JobSnapshot, int]:
+        try:
+            raw = json.loads((d / STATE).read_text())
+            offset = int(raw.pop("_offset", 0))
+            return JobSnapshot.model_validate(raw), offset
+        except (FileNotFoundError, ValueError, TypeError):
+            return JobSnapshot(job=job_id), 0
+        except Exception:  # a snapshot written by another version: rebuild it
+            return JobSnapshot(job=job_id), 0
+
+    def _save_state(self, d: Path, snap: JobSnapshot, offset: int) -> None:
+        data = snap.model_dump(mode="json")
+        data["_offset"] = offset
+        atomic_write(d / STATE, json.dumps(data, indent=2) + "\n", durable=False)
+
+    def snapshots(self) -> list[JobSnapshot]:
+        return [self.snapshot(i) for i in self.ids()]
