@@ -113,3 +113,21 @@ def read_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
         return [], offset
     events = [ev for line in data[: end + 1].split(b"\n") if line and (ev := _parse(line)) is not None]
     return events, offset + end + 1
+
+
+def read_events_any(path: Path) -> Iterator[dict[str, Any]]:
+    """Every complete JSON object line of an append-only file (no seq required)."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return
+    with f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                yield rec

@@ -1,0 +1,259 @@
+"""Autonomy levels per domain, the evidence that earns them, and the kill switch.
+
+policy/autonomy.yaml holds each domain's level (comments kept when zen changes a level);
+evidence/<domain>.jsonl is append-only; control/KILL is the kill switch, read by the guardian
+itself on every decision, so it holds with the supervisor stopped or hung.
+"""
+
+from __future__ import annotations
+
+import getpass
+import io
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from zen.core import autonomy as rules
+from zen.core.ids import iso, utcnow
+from zen.core.model import JobStatus, Level
+from zen.errors import NotFound, ZenError
+from zen.store import events as ev_store
+from zen.store.atomic import append_line, atomic_write, flocked
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+POLICY = "autonomy.yaml"
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    y = YAML()
+    y.preserve_quotes = True
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def load_policy(home: Home) -> Any:
+    path = home.policy / POLICY
+    try:
+        data = _yaml().load(path.read_text())
+    except FileNotFoundError:
+        raise ZenError(f"{path} is missing (zen init {home.root} restores the default)") from None
+    except Exception as exc:
+        raise ZenError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not hasattr(data, "get"):
+        raise ZenError(f"{path} must be a mapping with default_level and domains")
+    return data
+
+
+def level_of(policy: Any, domain: str) -> Level:
+    domains = policy.get("domains") or {}
+    raw = domains.get(domain, policy.get("default_level", "suggest"))
+    try:
+        return Level.parse(str(raw))
+    except ValueError as exc:
+        raise ZenError(f"policy/autonomy.yaml, domain {domain}: {exc}") from None
+
+
+def domains(home: Home, policy: Any) -> list[str]:
+    from zen.store.config import Config
+
+    names = set((policy.get("domains") or {}).keys())
+    names |= {str(spec.get("domain") or "code") for spec in Config.load(home).lanes.values()}
+    names |= {p.stem for p in home.evidence.glob("*.jsonl")}
+    return sorted(names)
+
+
+def set_level(home: Home, domain: str, level: Level) -> None:
+    path = home.policy / POLICY
+    with flocked(home.control / "autonomy.lock"):
+        data = load_policy(home)
+        if data.get("domains") is None:
+            from ruamel.yaml.comments import CommentedMap
+
+            data["domains"] = CommentedMap()
+        data["domains"][domain] = level.label
+        buf = io.StringIO()
+        _yaml().dump(data, buf)
+        atomic_write(path, buf.getvalue())
+
+
+# -- evidence ------------------------------------------------------------------
+
+
+def evidence_path(home: Home, domain: str) -> Path:
+    return home.evidence / f"{domain}.jsonl"
+
+
+def read_evidence(home: Home, domain: str) -> list[dict[str, Any]]:
+    return list(ev_store.read_events_any(evidence_path(home, domain)))
+
+
+def record_evidence(home: Home, domain: str, kind: str, **fields: Any) -> dict[str, Any]:
+    rec = {"v": 1, "ts": iso(utcnow()), "domain": domain, "kind": kind, "by": _who(), **fields}
+    path = evidence_path(home, domain)
+    with flocked(home.evidence / f".{domain}.lock"):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            append_line(fd, json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+        finally:
+            os.close(fd)
+    return rec
+
+
+def _who() -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def incidents_since(home: Home, domain: str, since_ts: str | None) -> int:
+    """Incidents tagged with `domain` recorded after `since_ts` (all of them when None)."""
+    from ruamel.yaml import YAML
+
+    count = 0
+    for path in sorted(home.incidents.glob("*.yaml")):
+        try:
+            data = YAML(typ="safe").load(path.read_text()) or {}
+        except Exception:
+            continue
+        if not isinstance(data, dict) or str(data.get("domain", "")) != domain:
+            continue
+        if data.get("example"):
+            continue  # shipped examples teach; they are not this home's history
+        when = str(data.get("recorded_at") or data.get("date") or "")
+        if since_ts is None or when > since_ts:
+            count += 1
+    return count
+
+
+def progress(home: Home, domain: str) -> rules.Progress:
+    policy = load_policy(home)
+    level = level_of(policy, domain)
+    records = read_evidence(home, domain)
+    thresholds = dict(policy.get("thresholds") or {})
+    incidents = incidents_since(home, domain, rules.last_demotion_ts(records))
+    return rules.progress(domain, level, records, thresholds, incidents)
+
+
+def show(home: Home) -> list[dict[str, Any]]:
+    policy = load_policy(home)
+    killed = home.kill_file.exists()
+    out = []
+    for domain in domains(home, policy):
+        row = progress(home, domain).as_dict()
+        row["effective_level"] = Level.observe.label if killed else row["level"]
+        out.append(row)
+    return out
+
+
+def promote(home: Home, domain: str, *, override: bool = False, reason: str | None = None) -> Level:
+    prog = progress(home, domain)
+    if prog.next_level is None:
+        raise ZenError(f"{domain} is already {prog.level.label}, the highest level")
+    if override:
+        if not reason or not reason.strip():
+            raise ZenError("--override needs --reason \"...\" saying why the evidence is not needed")
+        record_evidence(home, domain, "override", frm=prog.level.label, to=prog.next_level.label,
+                        reason=reason.strip(), missing=prog.missing)
+    elif prog.missing is not None:
+        raise ZenError(prog.missing + f" (zen autonomy promote {domain} --override --reason ... records a human override)")
+    else:
+        record_evidence(home, domain, "promoted", frm=prog.level.label, to=prog.next_level.label)
+    set_level(home, domain, prog.next_level)
+    return prog.next_level
+
+
+def demote(home: Home, domain: str, reason: str) -> Level:
+    policy = load_policy(home)
+    level = level_of(policy, domain)
+    new = rules.demoted(level)
+    record_evidence(home, domain, "demoted", frm=level.label, to=new.label, reason=reason)
+    set_level(home, domain, new)
+    return new
+
+
+# -- verdicts --------------------------------------------------------------------
+
+
+def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None = None) -> dict[str, Any]:
+    store = JobStore(home)
+    snap = store.snapshot(job_id)
+    if snap.state not in (JobStatus.harvested, JobStatus.cancelled) and not snap.harvest_commit:
+        raise ZenError(f"job {job_id} has not been harvested yet (state {snap.state.value}); "
+                       f"review it after zen harvest {job_id}")
+    if not accepted and not (correction and correction.strip()):
+        raise ZenError("zen reject needs --correction \"what was wrong\": the correction is the evidence")
+    for ev in store.events(job_id):
+        if ev.get("type") in ("review.accepted", "review.rejected"):
+            raise ZenError(f"job {job_id} already has a verdict ({ev['type'].split('.')[1]})")
+    task = store.task(job_id)
+    domain = task.domain or snap.domain or "code"
+    level = level_of(load_policy(home), domain)
+    kind = "accepted" if accepted else "corrected"
+    fields: dict[str, Any] = {"job": job_id, "level": level.label, "branch": snap.review_branch,
+                              "commit": snap.harvest_commit}
+    if correction:
+        fields["correction"] = correction.strip()
+    record_evidence(home, domain, kind, **fields)
+    store.append(job_id, "review.accepted" if accepted else "review.rejected", actor="human",
+                 domain=domain, correction=correction)
+    result: dict[str, Any] = {"job": job_id, "domain": domain, "verdict": kind, "level": level.label}
+    if not accepted:
+        new = demote(home, domain, reason=f"correction on {job_id}: {correction}")
+        result["demoted_to"] = new.label
+    return result
+
+
+# -- kill switch -------------------------------------------------------------------
+
+
+def live_jobs(home: Home) -> list[str]:
+    store = JobStore(home)
+    return [s.job for s in store.snapshots() if s.state.live]
+
+
+def engage_kill_switch(home: Home, reason: str | None) -> dict[str, Any]:
+    record = {"zen": 1, "engaged_at": iso(utcnow()), "by": _who(), "reason": reason or "no reason given"}
+    text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in record.items())
+    already = home.kill_file.exists()
+    atomic_write(home.kill_file, text)
+    _control_log(home, "killswitch.engaged", **record)
+    store = JobStore(home)
+    for job_id in live_jobs(home):
+        store.append(job_id, "killswitch.engaged", actor="human", reason=record["reason"], by=record["by"])
+    return {**record, "already_engaged": already}
+
+
+def release_kill_switch(home: Home) -> dict[str, Any]:
+    if not home.kill_file.exists():
+        raise ZenError("the kill switch is not engaged")
+    record = {"released_at": iso(utcnow()), "by": _who()}
+    os.replace(home.kill_file, home.control / f"KILL.released-{record['released_at'].replace(':', '')}")
+    from zen.store.atomic import fsync_dir
+
+    fsync_dir(home.control)
+    _control_log(home, "killswitch.released", **record)
+    store = JobStore(home)
+    for job_id in live_jobs(home):
+        store.append(job_id, "killswitch.released", actor="human", by=record["by"])
+    return record
+
+
+def _control_log(home: Home, etype: str, **fields: Any) -> None:
+    """Home-wide control events (kill switch) go to logs/control.jsonl, append-only."""
+    line = json.dumps({"v": 1, "ts": iso(utcnow()), "type": etype, **fields}, separators=(",", ":"))
+    with flocked(home.logs / ".control.lock"):
+        fd = os.open(home.logs / "control.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            append_line(fd, line.encode() + b"\n")
+        finally:
+            os.close(fd)
+
+
+__all__ = ["NotFound", "demote", "engage_kill_switch", "promote", "release_kill_switch", "show", "verdict"]
