@@ -1,0 +1,65 @@
+"""What several adapters share: the first prompt, the agent command from zen.yaml, its env."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import uuid
+from typing import Any
+
+from zen.agents.base import LaunchContext
+
+# Fixed namespace so a job id always maps to the same Claude session id (restarts, transcripts).
+_SESSION_NS = uuid.UUID("6f1e3c52-7a1b-4c55-9b0e-2d7f0a9c4e11")
+
+
+def session_uuid(job_id: str) -> str:
+    return str(uuid.uuid5(_SESSION_NS, job_id))
+
+
+def first_prompt(ctx: LaunchContext) -> str:
+    """The task prompt preceded by a pointer to handoff.md (zen's orientation notes for the job)."""
+    return (f"Read {ctx.handoff} first: it is zen's orientation for this job.\n\n"
+            f"{ctx.task.prompt.rstrip()}\n")
+
+
+def agent_command(ctx: LaunchContext, default: str) -> list[str]:
+    """zen.yaml agents.<name>.command (a string split like a shell, or a list), else `default`."""
+    cmd: Any = ctx.settings.get("command") or default
+    if isinstance(cmd, str):
+        return shlex.split(cmd)
+    return [str(part) for part in cmd]
+
+
+def agent_env(ctx: LaunchContext) -> dict[str, str]:
+    """zen.yaml agents.<name>.env: variables added for this agent (drop_env is the supervisor's)."""
+    env = ctx.settings.get("env") or {}
+    return {str(k): str(v) for k, v in dict(env).items()}
+
+
+def zen_command(ctx: LaunchContext, *args: str) -> str:
+    """A shell command line calling zen itself, e.g. `/venv/bin/zen hook Stop`."""
+    return shlex.join([*ctx.zen_argv, *args])
+
+
+def last_lines(screen: str, n: int = 30) -> str:
+    lines = [ln.rstrip() for ln in screen.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines[-n:])
+
+
+_YES_NO = re.compile(r"(\[y/n\]|\(y/n\)|\[yes/no\]|\(yes/no\))\s*:?\s*$", re.IGNORECASE)
+
+
+def generic_question(screen: str) -> str | None:
+    """'question' when the last visible line asks something ("...?" or a [y/n] prompt).
+
+    Only consulted once output has gone quiet, so a line ending in '?' mid-run costs nothing.
+    """
+    tail = last_lines(screen, 1).strip()
+    if not tail:
+        return None
+    if _YES_NO.search(tail) or tail.endswith("?") or tail.endswith("? "):
+        return "question"
+    return None
