@@ -1,0 +1,85 @@
+"""Shared benchmark helpers: every figure is a ratio to a baseline measured in the same run
+(these machines are noisy), medians over repeated runs, and temp homes that never touch $HOME."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+def wall(argv: list[str], *, env: dict[str, str] | None = None, stdin: bytes | None = None,
+         cwd: Path | None = None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, input=stdin, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t0
+
+
+def interleaved(a: Callable[[], float], b: Callable[[], float], runs: int) -> tuple[list[float], list[float]]:
+    """Alternate two measurements so drift in machine load hits both alike."""
+    xs, ys = [], []
+    for _ in range(runs):
+        xs.append(a())
+        ys.append(b())
+    return xs, ys
+
+
+def p50(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def p95(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+
+
+def row(figure: str, value: float, unit: str, target: str, ok: bool, note: str = "") -> dict:
+    return {"figure": figure, "value": round(value, 4), "unit": unit, "target": target, "pass": bool(ok),
+            "note": note}
+
+
+@contextmanager
+def bench_env() -> Iterator[dict[str, str]]:
+    """A private $HOME, git identity and tmux socket dir for the benchmark's processes."""
+    with tempfile.TemporaryDirectory(prefix="zb") as tmp:
+        home = Path(tmp) / "userhome"
+        home.mkdir()
+        env = {**os.environ, "HOME": str(home), "TMUX_TMPDIR": tmp, "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_AUTHOR_NAME": "zen bench", "GIT_AUTHOR_EMAIL": "bench@zen.invalid",
+               "GIT_COMMITTER_NAME": "zen bench", "GIT_COMMITTER_EMAIL": "bench@zen.invalid"}
+        for var in ("ZEN_HOME", "ZEN_JOB_ID", "ZEN_WORKTREE", "TMUX", "TMUX_PANE"):
+            env.pop(var, None)
+        yield env | {"BENCH_TMP": tmp}
+
+
+def make_repo(path: Path, env: dict[str, str]) -> Path:
+    path.mkdir(parents=True)
+    run = lambda *a: subprocess.run(["git", "-C", str(path), *a], env=env, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q", "-b", "main")
+    (path / "README.md").write_text("# bench\n")
+    run("add", "-A")
+    run("commit", "-q", "-m", "init")
+    return path
+
+
+def zen(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run([PY, "-m", "zen", *args], env=env, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"zen {' '.join(args)} failed: {r.stderr.strip()}")
+    return r
+
+
+def zen_bin() -> str:
+    """The console script, as users and hooks run it (falls back to -m)."""
+    script = Path(PY).parent / "zen"
+    return str(script) if script.exists() else f"{PY} -m zen"

@@ -1,0 +1,58 @@
+"""`make bench`: run every benchmark, print a table, write bench/results.json.
+
+Each figure is a ratio to a baseline measured in the same run, or a rate reported as is; a
+missed target is reported, never hidden (exit 0 either way: CI does not run benchmarks)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODULES = ["bench.guard", "bench.dispatch", "bench.timeline", "bench.supervisor"]
+
+
+def print_rows(rows: list[dict]) -> None:
+    width = max((len(r["figure"]) for r in rows), default=10)
+    print(f"{'figure':<{width}}  {'value':>10}  {'unit':<5} {'target':<12} pass  note")
+    for r in rows:
+        mark = "yes" if r["pass"] else "NO"
+        print(f"{r['figure']:<{width}}  {r['value']:>10.3f}  {r['unit']:<5} {r['target']:<12} {mark:<5} {r.get('note', '')}")
+
+
+def main(argv: list[str]) -> int:
+    only = set(argv)
+    rows: list[dict] = []
+    t0 = time.time()
+    for name in MODULES:
+        if only and name.split(".")[-1] not in only:
+            continue
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            rows.append({"figure": name, "value": 0, "unit": "", "target": "", "pass": False,
+                         "note": f"not available: {exc}"})
+            continue
+        print(f"== {name}", flush=True)
+        try:
+            got = module.run()
+        except Exception as exc:
+            traceback.print_exc()
+            got = [{"figure": name, "value": 0, "unit": "", "target": "", "pass": False, "note": f"error: {exc}"}]
+        print_rows(got)
+        rows.extend(got)
+    print(f"\n== all ({time.time() - t0:.0f}s)")
+    print_rows(rows)
+    (ROOT / "bench" / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print(f"wrote {ROOT / 'bench' / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
