@@ -1,0 +1,158 @@
+"""Harvest (DESIGN section 4): put a job's work on `zen/review/<id>`; never merge, never destroy.
+
+Everything in the worktree (the agent's commits, its uncommitted changes and untracked files, not
+ignored files and not zen's own `.zen/` and `.zen-tmp/`) ends up on the review branch: zen stages
+into a private index and commits on top of the worktree's HEAD, so the agent's branch, index and
+files stay exactly as they were. A running agent can be harvested without stopping it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from zen.adapters import git as g
+from zen.errors import GitError, ZenError
+from zen.store.atomic import atomic_write, flocked
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+log = logging.getLogger(__name__)
+
+REVIEW_PREFIX = "zen/review/"
+REVIEW_FILE = "review.md"
+
+
+def review_branch(job_id: str) -> str:
+    return f"{REVIEW_PREFIX}{job_id}"
+
+
+def harvest(home: Home, job_id: str, *, make_branch: bool = True) -> dict[str, Any]:
+    """Snapshot the job's worktree onto its review branch and write review.md.
+
+    Returns what `harvest.done` records plus the report's details. With `make_branch=False`
+    (autonomy level observe) review.md is written as a report and no branch is created.
+    Raises ZenError (after recording `harvest.failed`) when it cannot be done.
+    """
+    store = JobStore(home)
+    job_dir = store.dir(job_id)
+    with flocked(job_dir / ".harvest.lock"):  # the supervisor and `zen harvest` may race
+        try:
+            result = _harvest(home, store, job_id, make_branch)
+        except ZenError as exc:
+            store.append(job_id, "harvest.failed", actor="harvest", reason=str(exc))
+            raise
+        fields = {k: result[k] for k in ("branch", "commit", "files", "insertions", "deletions",
+                                         "clean_merge")}
+        store.append(job_id, "harvest.done", actor="harvest", **fields,
+                     head=result["head"], base_commit=result["base_commit"],
+                     snapshot=result["snapshot"], observe=not make_branch)
+        return result
+
+
+def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dict[str, Any]:
+    snap = store.snapshot(job_id)
+    task = store.task(job_id)
+    if not snap.worktree:
+        raise ZenError(f"job {job_id} has no worktree yet, so there is nothing to harvest")
+    worktree = Path(snap.worktree)
+    if not worktree.is_dir():
+        raise ZenError(f"the worktree of job {job_id} ({worktree}) is gone, so its files cannot be harvested")
+    repo, base_ref = _lane_repo_and_base(home, task)
+    base_commit = snap.base_commit or g.rev(worktree, base_ref)
+    if not base_commit:
+        raise GitError(f"job {job_id} records no base commit and {base_ref!r} does not resolve")
+
+    branch = review_branch(job_id)
+    current = g.rev(worktree, f"refs/heads/{branch}")
+    shot = g.snapshot_commit(worktree, _message(job_id, task.name), reuse=current)
+    if make_branch and current != shot.commit:
+        g.set_branch(worktree, branch, shot.commit, f"zen harvest {job_id}")
+
+    commits = g.commits_between(worktree, base_commit, shot.commit)
+    files, ins, dels, stat = g.diff_numbers(worktree, base_commit, shot.commit)
+    base_tip = g.rev(repo, base_ref) if repo.is_dir() else None
+    if base_tip is None:
+        base_tip = g.rev(worktree, base_ref)
+    if base_tip is None:
+        clean, conflicts = None, []
+    else:
+        clean, conflicts = g.merge_check(worktree, base_tip, shot.commit)
+
+    result: dict[str, Any] = {
+        "job": job_id,
+        "branch": branch if make_branch else None,
+        "commit": shot.commit,
+        "head": shot.head,
+        "snapshot": shot.snapshot,
+        "base": base_ref,
+        "base_commit": base_commit,
+        "base_tip": base_tip,
+        "commits": commits,
+        "files": files,
+        "insertions": ins,
+        "deletions": dels,
+        "diffstat": stat,
+        "clean_merge": clean,
+        "conflicts": conflicts,
+        "worktree": str(worktree),
+        "review": str(store.dir(job_id) / REVIEW_FILE),
+    }
+    atomic_write(store.dir(job_id) / REVIEW_FILE, render_review(result, task.name, task.prompt))
+    return result
+
+
+def _lane_repo_and_base(home: Home, task: Any) -> tuple[Path, str]:
+    """The lane's repository and the base ref the job started from (the task's, else the lane's)."""
+    if task.lane:
+        from zen.orchestration.lanes import get_lane
+        from zen.store.config import Config, lane_path
+
+        spec = get_lane(Config.load(home), task.lane)
+        return lane_path(spec), str(task.base or spec.get("base") or "HEAD")
+    repo = Path(str(task.repo)).expanduser()
+    return repo, str(task.base or "HEAD")
+
+
+def _message(job_id: str, name: str) -> str:
+    return (f"zen: uncommitted work of {name}\n\n"
+            f"Files the agent left uncommitted in its worktree, snapshotted by zen harvest.\n\n"
+            f"Zen-Job: {job_id}\n")
+
+
+def render_review(r: dict[str, Any], name: str, prompt: str) -> str:
+    """review.md: what a human reviewer needs before `git log zen/review/<id>`."""
+    lines = [f"# Review: {name}", "", f"- job: `{r['job']}`"]
+    if r["branch"]:
+        lines.append(f"- branch: `{r['branch']}` at `{r['commit'][:12]}`")
+    else:
+        lines.append(f"- branch: none (observe mode: this is a report only; the work is at "
+                     f"`{r['commit'][:12]}`, unreferenced, and in the worktree)")
+    lines.append(f"- base: `{r['base']}`, started from `{r['base_commit'][:12]}`")
+    lines.append(f"- worktree: `{r['worktree']}`")
+    lines.append(f"- changes: {r['files']} files changed, {r['insertions']} insertions(+), "
+                 f"{r['deletions']} deletions(-)")
+    if r["clean_merge"] is None:
+        merge = f"unknown (base `{r['base']}` does not resolve any more)"
+    elif r["clean_merge"]:
+        merge = f"yes, onto the current `{r['base']}` (`{r['base_tip'][:12]}`)"
+    else:
+        merge = (f"NO: conflicts with the current `{r['base']}` (`{r['base_tip'][:12]}`) in "
+                 + ", ".join(f"`{c}`" for c in r["conflicts"]) if r["conflicts"] else
+                 f"NO: conflicts with the current `{r['base']}` (`{r['base_tip'][:12]}`)")
+    lines += [f"- merges cleanly: {merge}", "", "## Task", ""]
+    lines += [f"> {ln}" if ln else ">" for ln in prompt.rstrip().splitlines()]
+    lines += ["", "## Commits", ""]
+    if r["commits"]:
+        for c in r["commits"]:
+            who = "zen snapshot" if c["sha"] == r["commit"] and r["snapshot"] else c["author"]
+            lines.append(f"- `{c['sha'][:12]}` {c['subject']} ({who})")
+    else:
+        lines.append("- none: the agent changed nothing")
+    lines += ["", "## Diffstat", "", "```", r["diffstat"] or "(no changes)", "```", ""]
+    if r["branch"]:
+        lines += ["## Next", "",
+                  f"    git log -p {r['base_commit'][:12]}..{r['branch']}",
+                  f"    zen accept {r['job']}   # or: zen reject {r['job']} --correction \"...\"", ""]
+    return "\n".join(lines)
