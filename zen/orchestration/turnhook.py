@@ -1,7 +1,137 @@
-"""`zen hook EVENT`: agents' turn signals (Stop, Notification, ...) appended to the job timeline."""
+"""`zen hook EVENT`: an agent's turn signals (Stop, Notification, ...) appended to its timeline.
+
+It runs on every agent turn, so it stays lean: stdlib json/os plus zen.store.events, nothing
+else (no typer, pydantic or ruamel). It never blocks or fails the agent: with no job context it
+does nothing, and whatever happens it exits 0 without a traceback.
+
+    Stop                                  -> turn.waiting  idle (question if the last message asks)
+    Notification permission_prompt        -> turn.waiting  approval
+    Notification idle_prompt              -> turn.waiting  idle
+    PermissionRequest                     -> turn.waiting  approval
+    UserPromptSubmit                      -> turn.working
+    SessionEnd                            -> session.ended (a hint: tmux tells the exit code)
+    codex-notify '<json>'                 -> turn.waiting  idle (agent-turn-complete)
+    aider-notify                          -> turn.waiting  idle
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _read_stdin() -> dict[str, Any]:
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return {}
+        text = sys.stdin.read()
+    except (OSError, ValueError):
+        return {}
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _asks(message: Any) -> bool:
+    return isinstance(message, str) and message.rstrip().endswith("?")
+
+
+def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(event type, fields) to record for one hook call, or None to record nothing."""
+    if event == "Stop":
+        reason = "question" if _asks(payload.get("last_assistant_message")) else "idle"
+        return "turn.waiting", {"reason": reason, "hook": event}
+    if event == "Notification":
+        kind = payload.get("notification_type") or ""
+        if kind == "permission_prompt":
+            return "turn.waiting", {"reason": "approval", "hook": event}
+        if kind == "idle_prompt":
+            return "turn.waiting", {"reason": "idle", "hook": event}
+        message = str(payload.get("message") or "")
+        if "permission" in message.lower():
+            return "turn.waiting", {"reason": "approval", "hook": event}
+        return None
+    if event == "PermissionRequest":
+        fields: dict[str, Any] = {"reason": "approval", "hook": event}
+        if payload.get("tool_name"):
+            fields["tool"] = str(payload["tool_name"])
+        return "turn.waiting", fields
+    if event == "UserPromptSubmit":
+        return "turn.working", {"hook": event}
+    if event == "SessionEnd":
+        return "session.ended", {"hook": event, "why": str(payload.get("reason") or "")}
+    if event == "codex-notify":
+        if payload.get("type", "agent-turn-complete") != "agent-turn-complete":
+            return None
+        reason = "question" if _asks(payload.get("last-assistant-message")) else "idle"
+        return "turn.waiting", {"reason": reason, "hook": event}
+    if event == "aider-notify":
+        return "turn.waiting", {"reason": "idle", "hook": event}
+    return None
+
+
+def _last_event(path: Path) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 8192))
+            lines = f.read().split(b"\n")
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.strip():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                return None
+            return ev if isinstance(ev, dict) else None
+    return None
+
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except BaseException:  # never fail the agent's turn, never print a traceback into its pane
+        return 0
+
+
+def _main(argv: list[str]) -> int:
+    event = argv[0] if argv else ""
+    if event == "codex-notify":
+        # Codex passes its JSON as the last argument, not on stdin
+        try:
+            payload = json.loads(argv[-1]) if len(argv) > 1 else {}
+        except ValueError:
+            payload = {}
+        if not isinstance(payload, dict):
+            payload = {}
+    elif event == "aider-notify":
+        payload = {}
+    else:
+        payload = _read_stdin()
+    home = os.environ.get("ZEN_HOME")
+    job = os.environ.get("ZEN_JOB_ID")
+    if not home or not job or "/" in job or job.startswith("."):
+        return 0
+    job_dir = Path(home) / "jobs" / job
+    if not (job_dir / "events.jsonl").is_file():
+        return 0
+    found = translate(event, payload)
+    if found is None:
+        return 0
+    etype, fields = found
+    last = _last_event(job_dir / "events.jsonl")
+    # A Notification(idle) right after the Stop that already said so adds nothing
+    if (last and last.get("type") == etype and last.get("actor") == "hook"
+            and last.get("reason") == fields.get("reason") and etype != "session.ended"):
+        return 0
+    from zen.store import events
+
+    events.append(job_dir, job, etype, actor="hook", **fields)
     return 0

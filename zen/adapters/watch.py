@@ -1,0 +1,62 @@
+"""A wake-up hint when something lands in spool/new (watchdog).
+
+Events are hints only: the supervisor re-lists the directory on every wake-up and on every tick,
+so a missed, merged or spurious event costs at most one tick.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class SpoolWatch:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.wake = threading.Event()
+        self._observer: Any = None
+
+    def start(self) -> None:
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:  # the tick alone still finds every task
+            log.warning("watchdog is unavailable; polling spool/new on every tick")
+            return
+        wake = self.wake
+
+        class _Hint(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                wake.set()
+
+        try:
+            observer = Observer()
+            observer.daemon = True
+            observer.schedule(_Hint(), str(self.directory), recursive=False)
+            observer.start()
+        except Exception as exc:  # e.g. out of inotify watches: degrade to polling
+            log.warning("cannot watch %s (%s); polling on every tick", self.directory, exc)
+            return
+        self._observer = observer
+
+    def wait(self, timeout_s: float) -> bool:
+        """Sleep until a hint arrives or the tick passes. True when woken by a hint."""
+        woke = self.wake.wait(timeout_s)
+        self.wake.clear()
+        return woke
+
+    def poke(self) -> None:
+        self.wake.set()
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            try:
+                self._observer.stop()
+                self._observer.join(timeout=2)
+            except Exception:
+                pass
+            self._observer = None

@@ -1,0 +1,118 @@
+"""Turn detection: is the agent working, or waiting for a human? Pure: no I/O, no clock.
+
+The supervisor feeds it signals with the time they were seen; it answers with the transitions
+worth recording. The most reliable signal wins:
+
+1. Agent hooks (Claude Stop / Notification / UserPromptSubmit, Codex notify, aider's
+   notifications command) say outright what happened. They are recorded by `zen hook` itself;
+   the detector only learns of them, and for `hook_hold_s` afterwards the activity heuristic may
+   not contradict them (the tail of a turn's output, or a prompt redraw, must not undo a Stop).
+2. Output activity, for every agent: new output (the pane log grows, the cursor moves) means
+   working; no new output for `idle_after_s` means waiting. The reason of a waiting turn comes
+   from the adapter's reading of the screen (question / approval / dialog), else idle.
+
+Typed input (`zen send`) ends any hook hold: the human has answered, so fresh output is fresh work.
+
+`replay(history)` runs a recorded history of (t, signal) tuples through a detector, which is how
+the tests exercise it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+WORKING = "working"
+WAITING = "waiting"
+REASONS = ("idle", "question", "approval", "dialog")
+
+
+@dataclass(frozen=True)
+class Transition:
+    t: float
+    state: str            # working | waiting
+    reason: str | None    # for waiting: idle | question | approval | dialog
+
+
+class TurnDetector:
+    def __init__(self, *, idle_after_s: float, hook_hold_s: float | None = None, now: float,
+                 state: str = WORKING, reason: str | None = None) -> None:
+        self.idle_after_s = idle_after_s
+        self.hook_hold_s = hook_hold_s if hook_hold_s is not None else max(3.0, 2 * idle_after_s)
+        self.state = state
+        self.reason = reason
+        self.last_activity = now
+        self.fingerprint: Any = None
+        self.hold_until = float("-inf")
+
+    # -- signals -------------------------------------------------------------------
+    def hook(self, now: float, state: str, reason: str | None = None) -> None:
+        """An agent hook said what happened. Already recorded by the hook: nothing to emit."""
+        self.state = state
+        self.reason = reason if state == WAITING else None
+        self.hold_until = now + self.hook_hold_s
+        self.last_activity = now
+
+    def input(self, now: float) -> None:
+        """A human typed into the pane: the hold of a previous hook no longer applies."""
+        self.hold_until = float("-inf")
+        self.last_activity = now
+
+    def recorded(self, state: str, reason: str | None = None) -> None:
+        """Someone else recorded a state (e.g. a restart replayed the timeline): follow it."""
+        self.state = state
+        self.reason = reason if state == WAITING else None
+
+    def observe(self, now: float, fingerprint: Any, screen_reason: str | None = None) -> Transition | None:
+        """One look at the pane: `fingerprint` changes whenever it produced output; the screen
+        reading refines why it waits. Returns the transition to record, if any."""
+        changed = self.fingerprint is not None and fingerprint != self.fingerprint
+        first = self.fingerprint is None
+        self.fingerprint = fingerprint
+        held = now < self.hold_until
+        if changed:
+            self.last_activity = now
+            if self.state == WAITING and not held:
+                return self._move(now, WORKING, None)
+            return None
+        if first:
+            return None
+        if held:
+            return None
+        if self.state == WORKING and now - self.last_activity >= self.idle_after_s:
+            return self._move(now, WAITING, screen_reason or "idle")
+        if self.state == WAITING and screen_reason and screen_reason != self.reason:
+            # still silent, but the screen now shows why (e.g. an approval prompt finished drawing)
+            return self._move(now, WAITING, screen_reason)
+        return None
+
+    def _move(self, now: float, state: str, reason: str | None) -> Transition:
+        self.state = state
+        self.reason = reason
+        return Transition(now, state, reason)
+
+
+def replay(history: Iterable[tuple[float, Any]], *, idle_after_s: float, hook_hold_s: float | None = None,
+           start: float = 0.0) -> list[Transition]:
+    """Run a recorded history through a fresh detector. Signals:
+
+    ("output", fingerprint[, screen_reason])  one look at the pane
+    ("hook", "working" | "waiting"[, reason])  an agent hook fired
+    ("input",)                                  a human typed into the pane
+    """
+    det = TurnDetector(idle_after_s=idle_after_s, hook_hold_s=hook_hold_s, now=start)
+    out: list[Transition] = []
+    for t, signal in history:
+        kind = signal[0]
+        if kind == "output":
+            tr = det.observe(t, signal[1], signal[2] if len(signal) > 2 else None)
+            if tr is not None:
+                out.append(tr)
+        elif kind == "hook":
+            det.hook(t, signal[1], signal[2] if len(signal) > 2 else None)
+        elif kind == "input":
+            det.input(t)
+        else:
+            raise ValueError(f"unknown signal {kind!r}")
+    return out

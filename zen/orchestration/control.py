@@ -1,0 +1,332 @@
+"""Acting on one job's agent: send input, finish, cancel, stop, harvest, clean.
+
+Used by the CLI and the supervisor alike (and by the kill switch: `stop_job`). Everything works
+with or without a supervisor running: it acts through the job record and tmux directly, and
+every "record once" step (the agent's exit, the harvest after it) is decided under a lock, so
+the supervisor and a command racing on the same job never record the same thing twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.core.model import JobSnapshot, JobStatus
+from zen.errors import ZenError
+from zen.store import events as ev_store
+from zen.store.atomic import append_line, flocked
+from zen.store.config import Config
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+log = logging.getLogger(__name__)
+
+AUTOHARVEST_LOCK = ".autoharvest.lock"
+
+
+# -- recording once -------------------------------------------------------------------------
+
+def _since_last_spawn(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].get("type") == "agent.spawned":
+            return events[i:]
+    return events
+
+
+def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor: str = "supervisor",
+                     **extra: Any) -> dict[str, Any] | None:
+    """Record agent.exited for the current spawn unless someone already did. The event or None."""
+    job_dir = store.dir(job_id)
+    path = job_dir / ev_store.EVENTS
+    with flocked(job_dir / ev_store.LOCK):
+        events = list(ev_store.read_events(path))
+        recent = _since_last_spawn(events)
+        if not any(e.get("type") == "agent.spawned" for e in recent):
+            return None
+        if any(e.get("type") == "agent.exited" for e in recent):
+            return None
+        seq, torn = ev_store.last_seq(path)
+        ev: dict[str, Any] = {"v": 1, "seq": seq + 1, "ts": ev_store.now_iso(), "job": job_id,
+                              "type": "agent.exited", "actor": actor,
+                              "exit_code": info.exit_code if info else None,
+                              "signal": info.signal if info else None, **extra}
+        line = json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n"
+        if torn:
+            line = b"\n" + line
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            append_line(fd, line)
+        finally:
+            os.close(fd)
+    return ev
+
+
+def make_branch(home: Home, domain: str | None) -> bool:
+    """At autonomy level observe a harvest is a report only (no review branch)."""
+    try:
+        from zen.core.model import Level
+        from zen.orchestration.autonomy import level_of, load_policy
+
+        return level_of(load_policy(home), domain or "code") > Level.observe
+    except Exception:
+        return True
+
+
+def harvest_after_exit(home: Home, job_id: str) -> dict[str, Any] | None:
+    """Harvest once after the agent's exit (the supervisor and a command may both try)."""
+    from zen.orchestration.harvest import harvest
+
+    store = JobStore(home)
+    with flocked(store.dir(job_id) / AUTOHARVEST_LOCK):
+        events = store.events(job_id)
+        last_exit = max((i for i, e in enumerate(events) if e.get("type") == "agent.exited"), default=-1)
+        if any(e.get("type") in ("harvest.done", "harvest.failed") for e in events[last_exit + 1:]):
+            return None
+        snap = store.snapshot(job_id)
+        if not snap.worktree:
+            return None
+        try:
+            return harvest(home, job_id, make_branch=make_branch(home, snap.domain))
+        except ZenError as exc:  # harvest recorded harvest.failed itself
+            log.warning("harvest of %s failed: %s", job_id, exc)
+            return None
+
+
+# -- the pane ----------------------------------------------------------------------------------
+
+def pane_of(tmux: Tmux, snap: JobSnapshot) -> PaneInfo | None:
+    return tmux.pane(snap.tmux_session) if snap.tmux_session else None
+
+
+def wait_dead(tmux: Tmux, session: str, timeout_s: float) -> PaneInfo | None:
+    """Poll until the pane is dead (or gone). The last PaneInfo seen (dead), or None if gone."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        info = tmux.pane(session)
+        if info is None or info.dead:
+            return info
+        if time.monotonic() >= deadline:
+            return info
+        time.sleep(0.05)
+
+
+def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None = None) -> PaneInfo | None:
+    """End the agent: its exit keys if it has some, else TERM; after `grace_s`, KILL the group."""
+    info = tmux.pane(session)
+    if info is None or info.dead:
+        return info
+    if keys:
+        tmux.send_keys(info.pane_id, keys)
+        info = wait_dead(tmux, session, grace_s)
+        if info is None or info.dead:
+            return info
+    signal_pane(info, signal.SIGTERM)
+    info = wait_dead(tmux, session, grace_s)
+    if info is not None and not info.dead:
+        signal_pane(info, signal.SIGKILL)
+        info = wait_dead(tmux, session, 5)
+    return info
+
+
+def settle_exit(home: Home, tmux: Tmux, job_id: str, info: PaneInfo | None, actor: str) -> dict[str, Any] | None:
+    """The agent is gone: record its exit (once), harvest (once), close the dead session."""
+    store = JobStore(home)
+    ev = append_exit_once(store, job_id, info, actor=actor)
+    harvest_after_exit(home, job_id)
+    snap = store.snapshot(job_id)
+    if snap.tmux_session:
+        tmux.kill_session(snap.tmux_session)
+    return ev
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+def _job(home: Home, ref: str) -> tuple[JobStore, str, JobSnapshot]:
+    from zen.orchestration.query import resolve_job
+
+    store = JobStore(home)
+    job_id = resolve_job(home, ref)
+    return store, job_id, store.snapshot(job_id)
+
+
+def _live_pane(tmux: Tmux, job_id: str, snap: JobSnapshot) -> PaneInfo:
+    info = pane_of(tmux, snap)
+    if info is None or info.dead:
+        raise ZenError(f"job {job_id} has no running agent (it is {snap.state.value})")
+    return info
+
+
+def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, Any]:
+    store, job_id, snap = _job(home, ref)
+    if not snap.state.live:
+        raise ZenError(f"job {job_id} is {snap.state.value}, so there is no agent to type into")
+    if snap.state is not JobStatus.waiting and not force:
+        raise ZenError(f"job {job_id} is {snap.state.value}, not waiting for input (--force types anyway)")
+    tmux = Tmux.for_home(home)
+    info = _live_pane(tmux, job_id, snap)
+    tmux.send_text(info.pane_id, text)
+    shown = text if len(text) <= 2000 else text[:2000] + "..."
+    ev = store.append(job_id, "input.sent", actor="human", text=shown, chars=len(text),
+                      forced=bool(force and snap.state is not JobStatus.waiting))
+    return {"job": job_id, "seq": ev["seq"], "state": snap.state.value}
+
+
+def _grace(home: Home) -> float:
+    try:
+        return Config.load(home).seconds("supervisor", "kill_grace")
+    except ZenError:
+        return 5.0
+
+
+def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: list[str] | None = None,
+             actor: str = "human", reason: str | None = None) -> dict[str, Any]:
+    """Stop a job's agent (keys, else TERM; grace; KILL), record its exit and harvest its work.
+
+    The kill switch and `zen finish` use this; `cancel` adds job.cancelled first.
+    """
+    store = JobStore(home)
+    snap = store.snapshot(job_id)
+    tmux = Tmux.for_home(home)
+    grace = _grace(home) if grace_s is None else grace_s
+    info: PaneInfo | None = None
+    if snap.tmux_session:
+        info = stop_pane(tmux, snap.tmux_session, grace, keys)
+    ev = append_exit_once(store, job_id, info, actor=actor, **({"why": reason} if reason else {}))
+    harvested = harvest_after_exit(home, job_id)
+    if snap.tmux_session:
+        tmux.kill_session(snap.tmux_session)
+    snap = store.snapshot(job_id)
+    return {"job": job_id, "state": snap.state.value, "exit_code": snap.exit_code, "signal": snap.exit_signal,
+            "recorded_exit": ev is not None, "review_branch": snap.review_branch,
+            "harvest": harvested and {k: harvested[k] for k in ("branch", "commit", "files")}}
+
+
+def finish(home: Home, ref: str) -> dict[str, Any]:
+    from zen.agents import get_adapter
+
+    _store, job_id, snap = _job(home, ref)
+    if snap.state.final:
+        raise ZenError(f"job {job_id} is already {snap.state.value}")
+    if snap.state is JobStatus.queued:
+        raise ZenError(f"job {job_id} has not started yet (zen cancel {job_id} drops it)")
+    keys = None
+    with contextlib.suppress(ZenError):
+        keys = get_adapter(snap.agent or "cmd").exit_keys
+    return stop_job(home, job_id, keys=keys, actor="human", reason="finish")
+
+
+def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
+    store, job_id, snap = _job(home, ref)
+    if snap.state.final:
+        raise ZenError(f"job {job_id} is already {snap.state.value}")
+    # recorded first: whoever sees the agent die next must find the job cancelled, not exited
+    store.append(job_id, "job.cancelled", actor="human", reason=reason or "cancelled by a human")
+    if snap.state is JobStatus.queued and not snap.tmux_session:
+        return {"job": job_id, "state": "cancelled", "exit_code": None, "harvest": None}
+    return stop_job(home, job_id, grace_s=_grace(home), actor="human", reason="cancel")
+
+
+def harvest_now(home: Home, ref: str) -> dict[str, Any]:
+    from zen.orchestration.harvest import harvest
+
+    _store, job_id, snap = _job(home, ref)
+    if not snap.worktree:
+        raise ZenError(f"job {job_id} has no worktree yet (it is {snap.state.value}), so there is nothing to harvest")
+    return harvest(home, job_id, make_branch=make_branch(home, snap.domain))
+
+
+def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> list[dict[str, Any]]:
+    """Remove worktrees of harvested jobs; never one holding work not on its review branch."""
+    from zen.adapters import git as g
+    from zen.orchestration.spawn import lane_of
+
+    store = JobStore(home)
+    if ref is not None:
+        _, job_id, _ = _job(home, ref)
+        ids = [job_id]
+    elif harvested:
+        ids = store.ids()
+    else:
+        raise ZenError("say which job to clean (zen clean JOB) or --harvested for all harvested jobs")
+    cfg = Config.load(home)
+    tmux = Tmux.for_home(home)
+    done: list[dict[str, Any]] = []
+    for job_id in ids:
+        snap = store.snapshot(job_id)
+        wt = Path(snap.worktree) if snap.worktree else None
+        if wt is None or not wt.exists():
+            if ref is not None:
+                raise ZenError(f"job {job_id} has no worktree to remove")
+            continue
+        if snap.state.live or snap.state is JobStatus.queued:
+            if ref is not None:
+                raise ZenError(f"job {job_id} is {snap.state.value}; finish or cancel it first")
+            continue
+        if not snap.review_branch:
+            if ref is not None:
+                raise ZenError(f"job {job_id} is not harvested yet (zen harvest {job_id} first)")
+            continue
+        if snap.tmux_session:
+            info = tmux.pane(snap.tmux_session)
+            if info is not None and not info.dead:
+                if ref is not None:
+                    raise ZenError(f"job {job_id} still has a running agent; finish or cancel it first")
+                continue
+            tmux.kill_session(snap.tmux_session)
+        try:
+            _, repo, _, _ = lane_of(cfg, store.task(job_id))
+        except ZenError:
+            repo = wt
+        try:
+            g.remove_worktree(repo, wt, snap.review_branch, snap.base_commit)
+        except ZenError:
+            if ref is not None:
+                raise
+            continue
+        store.append(job_id, "worktree.removed", actor="human", path=str(wt))
+        done.append({"job": job_id, "worktree": str(wt), "review_branch": snap.review_branch})
+    return done
+
+
+# -- output ----------------------------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[@-Z\\-_]"
+                   r"|\x1b[()][0-9A-Za-z]")
+
+
+def strip_ansi(text: str) -> str:
+    text = _ANSI.sub("", text)
+    text = text.replace("\r\n", "\n")
+    # a carriage return redraws the line: keep what was drawn last
+    lines = [ln.rsplit("\r", 1)[-1] if "\r" in ln.rstrip("\r") else ln.rstrip("\r") for ln in text.split("\n")]
+    return "\n".join(ln for ln in lines).replace("\x07", "")
+
+
+def pane_log(home: Home, job_id: str) -> Path:
+    from zen.orchestration.spawn import PANE_LOG
+
+    return home.job_dir(job_id) / PANE_LOG
+
+
+def screen(home: Home, ref: str) -> str:
+    _, job_id, snap = _job(home, ref)
+    tmux = Tmux.for_home(home)
+    if not snap.tmux_session or tmux.pane(snap.tmux_session) is None:
+        raise ZenError(f"job {job_id} has no tmux pane any more (zen output {job_id} shows its log)")
+    return tmux.capture(snap.tmux_session)
+
+
+def attach_argv(home: Home, ref: str) -> list[str]:
+    _, job_id, snap = _job(home, ref)
+    tmux = Tmux.for_home(home)
+    if not snap.state.live or not snap.tmux_session or tmux.pane(snap.tmux_session) is None:
+        raise ZenError(f"job {job_id} is {snap.state.value} and has no live tmux session to attach to")
+    return tmux.attach_argv(snap.tmux_session)

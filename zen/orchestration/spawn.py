@@ -1,0 +1,248 @@
+"""Spawning one job: worktree, setup, included files, handoff, then the agent in its own tmux
+session on zen's private server (DESIGN section 3).
+
+Every step that leaves something behind is recorded before the next begins, so a supervisor
+killed midway can tell on restart what exists: `worktree.created` means the worktree exists (and
+is never created twice); a tmux session without `agent.spawned` is a launch that was cut short
+and is redone in place; `agent.spawned` means the agent runs (or ran) and is only ever watched.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from zen.adapters import git as g
+from zen.adapters.tmux import Tmux
+from zen.core.model import Task
+from zen.errors import ZenError
+from zen.orchestration import handoff
+from zen.store.atomic import atomic_write
+from zen.store.config import Config, lane_path
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+log = logging.getLogger(__name__)
+
+HANDOFF = "handoff.md"
+PANE_LOG = "pane.log"
+EXCLUDES = (".zen/", ".zen-tmp/")
+SETUP_TAIL = 2000
+
+
+class SpawnError(ZenError):
+    """A start failed: the job is recorded as failed with this sentence as the reason."""
+
+
+def session_name(job_id: str) -> str:
+    return f"zen-{job_id}"
+
+
+def branch_name(job_id: str) -> str:
+    return f"zen/{job_id}"
+
+
+def zen_argv() -> list[str]:
+    """How an agent's hooks call this very zen: the console script next to this interpreter."""
+    script = Path(sys.executable).parent / "zen"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "zen"]
+
+
+def lane_of(cfg: Config, task: Task) -> tuple[str, Path, str, dict[str, Any]]:
+    """(lane name, main checkout, base ref, lane spec) for a task given a lane or a repo."""
+    if task.lane:
+        lanes = cfg.lanes
+        if task.lane not in lanes:
+            raise SpawnError(f"lane {task.lane!r} is no longer in zen.yaml (zen lane add it again)")
+        spec = lanes[task.lane]
+        return task.lane, lane_path(spec), str(task.base or spec.get("base") or "HEAD"), spec
+    repo = Path(str(task.repo)).expanduser()
+    return repo.name, repo, str(task.base or "HEAD"), {}
+
+
+def agent_env(cfg: Config, agent: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The supervisor's environment (API keys, base URLs reach the agent) with zen.yaml's
+    agents.<name>.env added and drop_env removed."""
+    env = dict(os.environ if base is None else base)
+    settings = cfg.agent_settings(agent)
+    for name in settings.get("drop_env") or []:
+        env.pop(str(name), None)
+    for k, v in dict(settings.get("env") or {}).items():
+        env[str(k)] = str(v)
+    for name in ("TMUX", "TMUX_PANE"):
+        env.pop(name, None)
+    return env
+
+
+def ensure_excluded(worktree: Path) -> None:
+    """zen's own dirs in the repo's info/exclude, so an agent's `git status` stays clean."""
+    r = g.git(worktree, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude", check=False)
+    if r.returncode != 0 or not r.stdout.strip():
+        return
+    path = Path(r.stdout.strip())
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        text = ""
+    missing = [p for p in EXCLUDES if p not in text.splitlines()]
+    if not missing:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sep = "" if not text or text.endswith("\n") else "\n"
+    # appended, never rewritten: the user's own lines stay as they are
+    with path.open("a") as f:
+        f.write(sep + "# zen's private dirs in job worktrees\n" + "".join(p + "\n" for p in missing))
+
+
+def run_setup(worktree: Path, command: str, env: dict[str, str], timeout_s: float = 1800) -> tuple[int, str]:
+    try:
+        r = subprocess.run(["sh", "-c", command], check=False, cwd=worktree, env=env, capture_output=True, text=True,
+                           timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"") if isinstance(exc.stdout, bytes) else (exc.stdout or "").encode()
+        return 124, out.decode(errors="replace")[-SETUP_TAIL:]
+    return r.returncode, (r.stdout + r.stderr)[-SETUP_TAIL:]
+
+
+def copy_includes(repo: Path, worktree: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
+    """Copy untracked files (e.g. .env.local) from the lane's main checkout. (copied, missing)"""
+    copied: list[str] = []
+    missing: list[str] = []
+    for pattern in patterns:
+        matches = sorted(repo.glob(pattern)) if any(c in pattern for c in "*?[") else [repo / pattern]
+        matches = [m for m in matches if m.exists()]
+        if not matches:
+            missing.append(pattern)
+            continue
+        for src in matches:
+            rel = src.relative_to(repo)
+            if rel.parts and rel.parts[0] == ".git":
+                continue
+            dst = worktree / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir():
+                shutil.copytree(src, dst, dirs_exist_ok=True, symlinks=True)
+            else:
+                shutil.copy2(src, dst, follow_symlinks=False)
+            copied.append(str(rel))
+    return copied, missing
+
+
+def _level(home: Home, domain: str | None) -> str | None:
+    try:
+        from zen.orchestration.autonomy import level_of, load_policy
+
+        return level_of(load_policy(home), domain or "code").label
+    except Exception:
+        return None
+
+
+def prepare(home: Home, cfg: Config, store: JobStore, job_id: str) -> dict[str, Any]:
+    """Worktree, setup, includes: everything before the agent. Recorded step by step."""
+    task = store.task(job_id)
+    lane, repo, base, spec = lane_of(cfg, task)
+    worktree = home.worktree(job_id)
+    branch = branch_name(job_id)
+    try:
+        base_commit = g.add_worktree(repo, worktree, branch, base)
+    except ZenError as exc:
+        raise SpawnError(str(exc)) from None
+    store.append(job_id, "worktree.created", path=str(worktree), branch=branch, base_commit=base_commit,
+                 base=base, lane=lane)
+    return after_worktree(home, cfg, store, job_id, task=task, lane=lane, repo=repo, spec=spec,
+                          worktree=worktree, branch=branch, base_commit=base_commit)
+
+
+def after_worktree(home: Home, cfg: Config, store: JobStore, job_id: str, *, task: Task, lane: str,
+                   repo: Path, spec: dict[str, Any], worktree: Path, branch: str, base_commit: str) -> dict[str, Any]:
+    tmpdir = g.make_private_dir(worktree, ".zen-tmp")
+    g.make_private_dir(worktree, ".zen")
+    ensure_excluded(worktree)
+    env = agent_env(cfg, task.agent.value)
+    env.update(job_env(home, job_id, task, worktree, tmpdir))
+    setup = spec.get("setup")
+    if setup:
+        code, tail = run_setup(worktree, str(setup), env)
+        if code != 0:
+            store.append(job_id, "setup.failed", command=str(setup), exit_code=code, output=tail)
+            raise SpawnError(f"the lane's setup command `{setup}` failed with exit code {code}")
+        store.append(job_id, "setup.done", command=str(setup), exit_code=0, output=tail[-500:])
+    includes = [str(p) for p in spec.get("include") or []]
+    if includes:
+        copied, missing = copy_includes(repo, worktree, includes)
+        store.append(job_id, "files.included", files=copied, missing=missing)
+    level = _level(home, task.domain)
+    text = handoff.render(task, job_id=job_id, lane=lane, repo=repo, worktree=worktree, branch=branch,
+                          base_commit=base_commit, level=level)
+    atomic_write(store.dir(job_id) / HANDOFF, text)
+    return {"worktree": worktree, "env": env, "task": task}
+
+
+def job_env(home: Home, job_id: str, task: Task, worktree: Path, tmpdir: Path) -> dict[str, str]:
+    return {
+        "ZEN_HOME": str(home.root),
+        "ZEN_JOB_ID": job_id,
+        "ZEN_WORKTREE": str(worktree),
+        "ZEN_PROMPT": task.prompt,
+        "ZEN_HANDOFF": str(home.job_dir(job_id) / HANDOFF),
+        "TMPDIR": str(tmpdir),
+    }
+
+
+def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *, worktree: Path,
+           env: dict[str, str], task: Task) -> dict[str, Any]:
+    """The agent in its own tmux session, output streamed to pane.log; records agent.spawned."""
+    from zen.agents import get_adapter
+    from zen.agents.base import LaunchContext
+
+    adapter = get_adapter(task.agent.value)
+    job_dir = store.dir(job_id)
+    ctx = LaunchContext(home=home.root, job_id=job_id, job_dir=job_dir, worktree=worktree,
+                        handoff=job_dir / HANDOFF, task=task, zen_argv=zen_argv(),
+                        settings=cfg.agent_settings(task.agent.value))
+    spec = adapter.launch(ctx)
+    for path, content in spec.files.items():
+        p = Path(path) if Path(path).is_absolute() else worktree / path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(p, content, durable=False)
+    full_env = {**env, **spec.env}
+    session = session_name(job_id)
+    if tmux.has_session(session):  # a launch cut short by a crash: redo it in place
+        tmux.kill_session(session)
+    info = tmux.start_pane(session, worktree, list(spec.argv), full_env, job_dir / PANE_LOG)
+    store.append(job_id, "agent.spawned", session=session, target=info.pane_id, pid=info.pid,
+                 argv=list(spec.argv), socket=tmux.socket)
+    return {"session": session, "target": info.pane_id}
+
+
+def spawn(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) -> dict[str, Any]:
+    """Start a queued job. Raises SpawnError (or another ZenError) when the start fails."""
+    prepared = prepare(home, cfg, store, job_id)
+    return launch(home, cfg, store, tmux, job_id, worktree=prepared["worktree"], env=prepared["env"],
+                  task=prepared["task"])
+
+
+def resume(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) -> dict[str, Any]:
+    """Finish a spawn that a crash cut short after worktree.created (never creates it again)."""
+    snap = store.snapshot(job_id)
+    task = store.task(job_id)
+    lane, repo, _base, spec = lane_of(cfg, task)
+    worktree = Path(snap.worktree or home.worktree(job_id))
+    if not worktree.is_dir():
+        raise SpawnError(f"the worktree {worktree} vanished before the agent started")
+    types = {e.get("type") for e in store.events(job_id)}
+    if "setup.failed" in types:
+        raise SpawnError("the lane's setup command failed")
+    env = agent_env(cfg, task.agent.value)
+    env.update(job_env(home, job_id, task, worktree, worktree / ".zen-tmp"))
+    if not (store.dir(job_id) / HANDOFF).exists() or ("setup.done" not in types and spec.get("setup")):
+        after_worktree(home, cfg, store, job_id, task=task, lane=lane, repo=repo, spec=spec, worktree=worktree,
+                       branch=snap.branch or branch_name(job_id), base_commit=snap.base_commit or "HEAD")
+    return launch(home, cfg, store, tmux, job_id, worktree=worktree, env=env, task=task)
