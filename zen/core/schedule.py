@@ -1,0 +1,127 @@
+"""Scheduling decisions (DESIGN section 3): which queued job starts next, and why the others wait.
+
+Pure: the supervisor gathers the facts (queued jobs, states of their dependencies, running
+count, breaker, clock) and applies the plan. `zen queue` shows the same plan to humans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+# dependency states that can never turn into "harvested with exit 0"
+_DEAD = frozenset({"failed", "cancelled"})
+
+
+@dataclass(frozen=True)
+class Queued:
+    id: str
+    name: str
+    priority: int
+    created_at: str
+    depends_on: tuple[str, ...] = ()
+    automatic: bool = False          # a retry, or spawned by an agent rather than a human
+    retry_at: float | None = None    # epoch seconds; None = no backoff pending
+
+
+@dataclass(frozen=True)
+class DepState:
+    state: str
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    job: str
+    action: str   # "start" | "wait" | "fail"
+    why: str
+
+
+def order(queued: Iterable[Queued]) -> list[Queued]:
+    """Priority 1 first, then the oldest."""
+    return sorted(queued, key=lambda q: (q.priority, q.created_at, q.id))
+
+
+def _fmt(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%SZ")
+
+
+def plan(queued: Iterable[Queued], deps: Mapping[str, DepState], *, running: int, max_concurrent: int,
+         breaker_until: float | None, now: float) -> list[Decision]:
+    out: list[Decision] = []
+    for q in order(queued):
+        decision = _blocked(q, deps, breaker_until, now)
+        if decision is None:
+            if running < max_concurrent:
+                running += 1
+                decision = Decision(q.id, "start", "next in line")
+            else:
+                decision = Decision(q.id, "wait", f"waiting for a slot ({running} of {max_concurrent} running)")
+        out.append(decision)
+    return out
+
+
+def _blocked(q: Queued, deps: Mapping[str, DepState], breaker_until: float | None, now: float) -> Decision | None:
+    for dep in q.depends_on:
+        st = deps.get(dep)
+        if st is None:
+            return Decision(q.id, "fail", f"dependency {dep} does not exist")
+        if st.state in _DEAD:
+            return Decision(q.id, "fail", f"dependency {dep} {st.state}")
+        if st.state == "harvested" and st.exit_code not in (0, None):
+            return Decision(q.id, "fail", f"dependency {dep} exited with code {st.exit_code}")
+        if st.state != "harvested":
+            return Decision(q.id, "wait", f"waiting for dependency {dep} ({st.state})")
+    if q.retry_at is not None and q.retry_at > now:
+        return Decision(q.id, "wait", f"backoff until {_fmt(q.retry_at)}")
+    if q.automatic and breaker_until is not None and breaker_until > now:
+        return Decision(q.id, "wait", f"circuit breaker open until {_fmt(breaker_until)}")
+    return None
+
+
+def backoff_s(attempt: int, *, base_s: float, factor: float, cap_s: float) -> float:
+    """Delay before retry number `attempt` (1 = the first retry)."""
+    return float(min(cap_s, base_s * factor ** max(0, attempt - 1)))
+
+
+def breaker(automatic_starts: Sequence[float], *, now: float, window_s: float, limit: int, hold_s: float,
+            open_until: float | None) -> float | None:
+    """When the breaker stays open until (epoch s), or None when closed.
+
+    It opens when more than `limit` automatic starts fall in the rolling window, and holds for
+    `hold_s` from that moment; an open breaker is not extended by the starts that opened it.
+    """
+    if open_until is not None and open_until > now:
+        return open_until
+    recent = [t for t in automatic_starts if now - window_s <= t <= now]
+    if len(recent) > limit:
+        return now + hold_s
+    return None
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """A dependency cycle in `graph` (node -> its dependencies) as a path, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph.get(node, ()):
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep):], dep]
+            if state.get(dep) is None:
+                found = visit(dep)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in list(graph):
+        if state.get(node) is None:
+            found = visit(node)
+            if found:
+                return found
+    return None
