@@ -31,6 +31,9 @@ class LaunchSpec:
     argv: list[str]                                          # run in the tmux pane, cwd = worktree
     env: dict[str, str] = field(default_factory=dict)        # added to the supervisor's environment
     files: dict[Path, str] = field(default_factory=dict)     # written (atomically) before launch
+    # text to type into the pane (then Enter) once the agent first waits for input, for agents
+    # with no way to take a first prompt and stay interactive (aider); None for all others
+    initial_input: str | None = None
 
 
 class AgentAdapter(Protocol):

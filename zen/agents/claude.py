@@ -1,0 +1,61 @@
+"""Interactive Claude Code in a tmux pane.
+
+    claude --settings <job>/claude-settings.json --permission-mode acceptEdits \\
+           --session-id <uuid from the job id> -- "<handoff pointer + prompt>"
+
+The per-job settings file registers zen's guardian (PreToolUse) and turn hooks; it layers above
+the user's and the project's settings, so nothing in the worktree or in ~/.claude is edited. The
+prompt goes after `--`: options such as --allowedTools take several values and would swallow it
+(reference/real-claude-code.md). The session id is derived from the job id, so the transcript
+(~/.claude/projects/*/<uuid>.jsonl) can be found without asking Claude.
+"""
+
+from __future__ import annotations
+
+import re
+
+from zen.agents.base import LaunchContext, LaunchSpec
+from zen.agents.common import agent_command, agent_env, first_prompt, last_lines, session_uuid
+from zen.agents.settings import SETTINGS_FILE, settings_text
+
+# Screen texts of the current and older Claude Code versions (reference/agents.md 1.5).
+_DIALOG = re.compile(
+    r"quick safety check|do you trust the files|accessing workspace|detected a custom api key"
+    r"|do you want to use this api key",
+    re.IGNORECASE,
+)
+_APPROVAL = re.compile(
+    r"do you want to proceed\?|would you like to proceed\?|do you want to make this edit to"
+    r"|do you want to create \S|(?:no|deny), and tell claude what to do differently",
+    re.IGNORECASE,
+)
+
+
+def classify_claude_screen(screen: str) -> str | None:
+    """'dialog' for the trust / API-key screens, 'approval' for a tool permission prompt."""
+    tail = last_lines(screen, 30)
+    if _DIALOG.search(tail):
+        return "dialog"
+    if _APPROVAL.search(tail):
+        return "approval"
+    return None
+
+
+class ClaudeAdapter:
+    name = "claude"
+    exit_keys: list[str] | None = ["/exit", "Enter"]
+
+    def launch(self, ctx: LaunchContext) -> LaunchSpec:
+        settings = ctx.job_dir / SETTINGS_FILE
+        argv = [
+            *agent_command(ctx, "claude"),
+            "--settings", str(settings),
+            "--permission-mode", str(ctx.settings.get("permission_mode") or "acceptEdits"),
+            "--session-id", session_uuid(ctx.job_id),
+            "--",
+            first_prompt(ctx),
+        ]
+        return LaunchSpec(argv=argv, env=agent_env(ctx), files={settings: settings_text(ctx.zen_argv)})
+
+    def classify_screen(self, screen: str) -> str | None:
+        return classify_claude_screen(screen)

@@ -1,0 +1,56 @@
+"""Interactive Gemini CLI in a tmux pane: `gemini --approval-mode default -i "<prompt>"`.
+
+`-i` (--prompt-interactive) runs the prompt and stays interactive. Turn hooks come from a per-job
+settings file given through GEMINI_CLI_SYSTEM_SETTINGS_PATH, so neither the worktree's
+.gemini/settings.json nor the user's is edited: AfterAgent (turn done), BeforeAgent (turn
+started) and Notification reach `zen hook gemini-<Event>`. [UNCERTAIN per Gemini version: hooks
+may need enabling, and that variable replaces a machine-wide system settings file if one exists.]
+zen's guardian is not registered: its hook speaks Claude's payloads, not Gemini's BeforeTool.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from zen.agents.base import LaunchContext, LaunchSpec
+from zen.agents.common import agent_command, agent_env, first_prompt, last_lines, zen_command
+
+SETTINGS_FILE = "gemini-settings.json"
+TURN_EVENTS = ("BeforeAgent", "AfterAgent", "Notification", "SessionEnd")
+
+_DIALOG = re.compile(r"do you trust this folder|trust folder", re.IGNORECASE)
+_APPROVAL = re.compile(r"waiting for user confirmation|allow execution|apply this change|yes, allow once"
+                       r"|do you want to proceed", re.IGNORECASE)
+
+
+def gemini_settings(ctx: LaunchContext) -> dict[str, Any]:
+    hooks = {event: [{"hooks": [{"type": "command", "command": zen_command(ctx, "hook", f"gemini-{event}"),
+                                 "timeout": 10000}]}]  # Gemini hook timeouts are in milliseconds
+             for event in TURN_EVENTS}
+    return {"hooks": hooks}
+
+
+class GeminiAdapter:
+    name = "gemini"
+    exit_keys: list[str] | None = ["/quit", "Enter"]
+
+    def launch(self, ctx: LaunchContext) -> LaunchSpec:
+        settings = ctx.job_dir / SETTINGS_FILE
+        argv = [
+            *agent_command(ctx, "gemini"),
+            "--approval-mode", str(ctx.settings.get("approval_mode") or "default"),
+            "-i", first_prompt(ctx),
+        ]
+        env = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings), **agent_env(ctx)}
+        return LaunchSpec(argv=argv, env=env,
+                          files={settings: json.dumps(gemini_settings(ctx), indent=2) + "\n"})
+
+    def classify_screen(self, screen: str) -> str | None:
+        tail = last_lines(screen, 30)
+        if _DIALOG.search(tail):
+            return "dialog"
+        if _APPROVAL.search(tail):
+            return "approval"
+        return None

@@ -1,0 +1,39 @@
+"""The simulated agent as an adapter: runs zen.agents.simagent with the job's script and the very
+settings file the claude adapter writes, so it exercises the same hook path Claude Code would."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from zen.agents.base import LaunchContext, LaunchSpec
+from zen.agents.claude import classify_claude_screen
+from zen.agents.common import agent_env, generic_question, session_uuid
+from zen.agents.settings import SETTINGS_FILE, settings_text
+from zen.agents.simagent import default_script
+
+SCRIPT_FILE = "sim-script.json"
+
+
+class SimAdapter:
+    name = "sim"
+    exit_keys: list[str] | None = ["/exit", "Enter"]
+
+    def launch(self, ctx: LaunchContext) -> LaunchSpec:
+        settings = ctx.job_dir / SETTINGS_FILE
+        script = ctx.job_dir / SCRIPT_FILE
+        steps = ctx.task.script if ctx.task.script is not None else default_script(ctx.task.prompt)
+        # the interpreter running zen has zen importable; `-m` keeps the path free of guesses
+        argv = [sys.executable, "-m", "zen.agents.simagent", "--settings", str(settings),
+                "--script", str(script), "--session-id", session_uuid(ctx.job_id)]
+        return LaunchSpec(
+            argv=argv,
+            env={"PYTHONUNBUFFERED": "1", **agent_env(ctx)},
+            files={settings: settings_text(ctx.zen_argv),
+                   script: json.dumps(steps, indent=2, ensure_ascii=False) + "\n"},
+        )
+
+    def classify_screen(self, screen: str) -> str | None:
+        # the sim prints Claude's permission dialog text, so Claude's patterns read it; its `ask`
+        # step leaves the question as the last line
+        return classify_claude_screen(screen) or generic_question(screen)

@@ -1,0 +1,405 @@
+"""The simulated agent: a real program that follows a script and behaves like Claude Code towards zen.
+
+    python -m zen.agents.simagent --settings jobs/<id>/claude-settings.json --script jobs/<id>/sim-script.json
+
+It reads the same `--settings` file Claude Code would get and fires the same hooks, the same way:
+each matching command runs through `sh -c` with the environment inherited and a Claude-shaped JSON
+payload on stdin; all hooks of one event run in parallel; a PreToolUse hook blocks a tool call by
+exiting 2 (reason on stderr) or answering permissionDecision "deny"; any other failure, a timeout
+included, lets the call proceed (Claude fails open, so the guardian must fail closed itself).
+
+Script steps (a JSON list of one-key objects, extra keys are options of that step):
+    say: TEXT                     print TEXT (an assistant message)
+    sleep: SECONDS                pause
+    busy: SECONDS                 print a progress line every 0.2 s for SECONDS (output activity)
+    write: {path, content}        PreToolUse(Write), then create the file
+    edit: {path, old, new}        PreToolUse(Edit), then replace old with new in the file
+    bash: COMMAND                 PreToolUse(Bash), then `bash -c COMMAND` in the cwd, output printed
+    commit: MESSAGE               PreToolUse(Bash) for `git add -A && git commit`, then run it
+    ask: QUESTION                 print it, fire Stop, wait for a line on stdin, fire UserPromptSubmit
+        expect: TEXT              (option) print whether the answer contains TEXT
+        otherwise_exit: CODE      (option) exit with CODE when it does not
+    notify: MESSAGE               fire Notification (option type: permission_prompt by default)
+    wait: true                    idle at the prompt: fire Stop, then each stdin line is a new turn
+                                  ("ok: LINE"); "/exit" ends the session with 0
+    exit: CODE                    fire Stop and SessionEnd, exit with CODE
+At the start it fires UserPromptSubmit with the prompt ($ZEN_PROMPT or --prompt); after the last
+step it fires Stop and SessionEnd and exits 0. SIGTERM fires SessionEnd and exits 143, like Claude.
+
+Start-up must be fast: standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+PROGRESS_INTERVAL_S = 0.2
+DEFAULT_HOOK_TIMEOUT_S = 600.0  # Claude Code's default for command hooks
+
+
+class Terminated(Exception):
+    pass
+
+
+def default_script(prompt: str) -> list[dict[str, Any]]:
+    """What the sim does with no script: note the prompt in NOTES.md, commit it, exit 0."""
+    first = prompt.strip().splitlines()[0] if prompt.strip() else "the task"
+    return [
+        {"say": f"Working on: {first}"},
+        {"write": {"path": "NOTES.md", "content": f"# Notes\n\n{prompt.rstrip()}\n"}},
+        {"commit": f"Add notes for: {first[:60]}"},
+        {"say": "Done."},
+        {"exit": 0},
+    ]
+
+
+# -- hooks ---------------------------------------------------------------------------------------
+
+_PLAIN_MATCHER = re.compile(r"^[A-Za-z0-9_\- ,|]*$")
+
+
+def matcher_matches(matcher: str | None, name: str | None) -> bool:
+    """Claude Code's rule: empty or "*" = all; only names and | , = exact names; else a regex."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if name is None:
+        return False
+    if _PLAIN_MATCHER.match(matcher):
+        names = {part.strip() for part in re.split(r"[|,]", matcher) if part.strip()}
+        return name in names
+    try:
+        return re.search(matcher, name) is not None
+    except re.error:
+        return False
+
+
+class Hooks:
+    def __init__(self, settings: dict[str, Any], base: dict[str, Any], cwd: Path) -> None:
+        self.hooks = {} if settings.get("disableAllHooks") else (settings.get("hooks") or {})
+        self.base = base
+        self.cwd = cwd
+
+    def fire(self, event: str, match: str | None = None, **fields: Any) -> list[tuple[int, str, str]]:
+        """Run every handler of `event` whose matcher fits `match`; (exit code, stdout, stderr) each."""
+        payload = {**self.base, "hook_event_name": event, **fields}
+        data = json.dumps(payload)
+        commands: list[tuple[str, float]] = []
+        for group in self.hooks.get(event) or []:
+            if not matcher_matches(group.get("matcher"), match):
+                continue
+            for h in group.get("hooks") or []:
+                if h.get("type", "command") == "command" and h.get("command"):
+                    entry = (str(h["command"]), float(h.get("timeout") or DEFAULT_HOOK_TIMEOUT_S))
+                    if entry not in commands:  # identical handlers run once
+                        commands.append(entry)
+        results: list[tuple[int, str, str]] = [(0, "", "")] * len(commands)
+
+        def run(i: int, command: str, timeout: float) -> None:
+            try:
+                r = subprocess.run(["sh", "-c", command], input=data, capture_output=True, text=True,
+                                   cwd=self.cwd, timeout=timeout, start_new_session=True)
+                results[i] = (r.returncode, r.stdout, r.stderr)
+            except subprocess.TimeoutExpired:
+                results[i] = (-1, "", f"hook timed out after {timeout:g}s")
+            except OSError as exc:
+                results[i] = (127, "", str(exc))
+
+        threads = [threading.Thread(target=run, args=(i, c, t), daemon=True)
+                   for i, (c, t) in enumerate(commands)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+
+def pre_tool_decision(results: list[tuple[int, str, str]]) -> tuple[str, str]:
+    """Combine PreToolUse answers like Claude: deny > ask > allow; exit 2 = deny; errors fail open."""
+    decision, reason = "allow", ""
+    rank = {"allow": 0, "ask": 1, "deny": 2}
+    for code, out, err in results:
+        this, why = "allow", ""
+        if code == 2:
+            this, why = "deny", err.strip() or "blocked by a hook"
+        elif code == 0 and out.lstrip().startswith("{"):
+            try:
+                answer = json.loads(out)
+            except ValueError:
+                answer = {}
+            spec = answer.get("hookSpecificOutput") or {}
+            d = spec.get("permissionDecision")
+            if d in rank:
+                this, why = d, str(spec.get("permissionDecisionReason") or "")
+            elif answer.get("decision") == "block":  # the deprecated form
+                this, why = "deny", str(answer.get("reason") or "")
+        if rank[this] > rank[decision]:
+            decision, reason = this, why
+    return decision, reason
+
+
+# -- the agent -----------------------------------------------------------------------------------
+
+class SimAgent:
+    def __init__(self, settings: dict[str, Any], script: list[dict[str, Any]], prompt: str,
+                 cwd: Path, session_id: str, transcript: Path) -> None:
+        self.script = script
+        self.prompt = prompt
+        self.cwd = cwd
+        self.transcript = transcript
+        self.last_message = ""
+        self.hooks = Hooks(settings, {
+            "session_id": session_id,
+            "transcript_path": str(transcript),
+            "cwd": str(cwd),
+            "permission_mode": "acceptEdits",
+        }, cwd)
+
+    # output ---------------------------------------------------------------------------------
+    def say(self, text: str) -> None:
+        self.last_message = text
+        print(f"⏺ {text}", flush=True)
+        self._record("assistant", text)
+
+    def _record(self, role: str, text: str) -> None:
+        line = {"type": role, "timestamp": time.time(),
+                "message": {"role": role, "content": [{"type": "text", "text": text}]}}
+        try:
+            with self.transcript.open("a") as f:
+                f.write(json.dumps(line) + "\n")
+        except OSError:
+            pass
+
+    # turns ----------------------------------------------------------------------------------
+    def user_turn(self, text: str) -> None:
+        print(f"> {text}", flush=True)
+        self._record("user", text)
+        self.hooks.fire("UserPromptSubmit", prompt=text)
+
+    def stop(self) -> None:
+        self.hooks.fire("Stop", stop_hook_active=False, last_assistant_message=self.last_message,
+                        background_tasks=[])
+
+    def end(self, code: int, reason: str = "other") -> int:
+        self.stop()
+        self.hooks.fire("SessionEnd", reason=reason)
+        return code
+
+    def read_line(self) -> str | None:
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        return line.rstrip("\r\n")
+
+    # tools ----------------------------------------------------------------------------------
+    def tool(self, name: str, tool_input: dict[str, Any]) -> bool:
+        """Ask the PreToolUse hooks; True when the call may run."""
+        tool_use_id = f"toolu_sim_{uuid.uuid4().hex[:16]}"
+        decision, reason = pre_tool_decision(self.hooks.fire(
+            "PreToolUse", match=name, tool_name=name, tool_input=tool_input, tool_use_id=tool_use_id))
+        if decision == "ask":
+            decision = self.permission_prompt(name, tool_input)
+            reason = reason or "the user said no"
+        if decision == "deny":
+            print(f"blocked: {reason}", flush=True)
+            self._record("user", f"PreToolUse:{name} hook error: {reason}")
+            return False
+        return True
+
+    def permission_prompt(self, name: str, tool_input: dict[str, Any]) -> str:
+        """Claude's permission dialog: PermissionRequest fires, a line answers it (1/y = yes)."""
+        shown = tool_input.get("command") or tool_input.get("file_path") or ""
+        print(f" {name}\n   {shown}\n Do you want to proceed?\n ❯ 1. Yes\n"
+              f"   2. No, and tell Claude what to do differently (esc)", flush=True)
+        self.hooks.fire("PermissionRequest", tool_name=name, tool_input=tool_input)
+        answer = self.read_line()
+        return "allow" if answer is not None and answer.strip().lower() in ("1", "y", "yes") else "deny"
+
+    def path(self, p: str) -> Path:
+        q = Path(p)
+        return q if q.is_absolute() else self.cwd / q
+
+    # steps ----------------------------------------------------------------------------------
+    def run(self) -> int:
+        self.user_turn(self.prompt)
+        for step in self.script:
+            code = self.step(step)
+            if code is not None:
+                return code
+        return self.end(0)
+
+    def step(self, step: dict[str, Any]) -> int | None:  # noqa: C901 - one branch per step kind
+        if "say" in step:
+            self.say(str(step["say"]))
+        elif "sleep" in step:
+            time.sleep(float(step["sleep"]))
+        elif "busy" in step:
+            deadline = time.monotonic() + float(step["busy"])
+            n = 0
+            while time.monotonic() < deadline:
+                n += 1
+                print(f"✻ Working… ({n})", flush=True)
+                time.sleep(PROGRESS_INTERVAL_S)
+        elif "write" in step:
+            spec = step["write"]
+            target = self.path(str(spec["path"]))
+            content = str(spec.get("content", ""))
+            if self.tool("Write", {"file_path": str(target), "content": content}):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content)
+                print(f"wrote {spec['path']}", flush=True)
+        elif "edit" in step:
+            spec = step["edit"]
+            target = self.path(str(spec["path"]))
+            old, new = str(spec.get("old", "")), str(spec.get("new", ""))
+            if self.tool("Edit", {"file_path": str(target), "old_string": old, "new_string": new,
+                                  "replace_all": False}):
+                try:
+                    text = target.read_text()
+                except OSError as exc:
+                    print(f"edit failed: {exc}", flush=True)
+                else:
+                    if old not in text:
+                        print(f"edit failed: text not found in {spec['path']}", flush=True)
+                    else:
+                        target.write_text(text.replace(old, new, 1))
+                        print(f"edited {spec['path']}", flush=True)
+        elif "bash" in step:
+            self.bash(str(step["bash"]), str(step.get("description", "")))
+        elif "commit" in step:
+            message = str(step["commit"])
+            self.bash(f"git add -A && git commit -q -m {shlex.quote(message)}", "Commit the work",
+                      env=_git_identity(self.cwd))
+        elif "ask" in step:
+            return self.ask(step)
+        elif "notify" in step:
+            self.hooks.fire("Notification", message=str(step["notify"]),
+                            title=str(step.get("title", "Claude Code")),
+                            notification_type=str(step.get("type", "permission_prompt")))
+        elif "wait" in step:
+            if step["wait"]:
+                return self.idle()
+        elif "exit" in step:
+            return self.end(int(step["exit"]))
+        else:
+            print(f"sim: unknown step {step!r} (skipped)", file=sys.stderr, flush=True)
+        return None
+
+    def bash(self, command: str, description: str, env: dict[str, str] | None = None) -> None:
+        if not self.tool("Bash", {"command": command, "description": description}):
+            return
+        print(f"$ {command}", flush=True)
+        r = subprocess.run(["bash", "-c", command], cwd=self.cwd, capture_output=True, text=True,
+                           env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+        output = (r.stdout + r.stderr).rstrip()
+        if output:
+            print(output, flush=True)
+        if r.returncode:
+            print(f"(exit code {r.returncode})", flush=True)
+
+    def ask(self, step: dict[str, Any]) -> int | None:
+        self.say(str(step["ask"]))
+        self.stop()
+        answer = self.read_line()
+        if answer is None:
+            print("stdin closed; ending the session", flush=True)
+            self.hooks.fire("SessionEnd", reason="other")
+            return 0
+        self.user_turn(answer)
+        expect = step.get("expect")
+        if expect is not None:
+            if str(expect).lower() in answer.lower():
+                self.say(f"got the expected answer: {answer}")
+            else:
+                self.say(f"unexpected answer: {answer}")
+                if "otherwise_exit" in step:
+                    return self.end(int(step["otherwise_exit"]))
+        return None
+
+    def idle(self) -> int:
+        """Rest at the prompt like Claude after a turn: each line is a new turn, /exit ends it."""
+        self.stop()
+        while True:
+            line = self.read_line()
+            if line is None or line.strip() == "/exit":
+                self.hooks.fire("SessionEnd", reason="prompt_input_exit")
+                return 0
+            if not line.strip():
+                continue
+            self.user_turn(line)
+            self.say(f"ok: {line}")
+            self.stop()
+
+
+def _git_identity(cwd: Path) -> dict[str, str]:
+    """An identity for the agent's commit when git has none (a fresh machine, the demo)."""
+    if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_COMMITTER_NAME"):
+        return {}
+    r = subprocess.run(["git", "-C", str(cwd), "config", "user.email"], capture_output=True, text=True)
+    if r.returncode == 0 and r.stdout.strip():
+        return {}
+    return {"GIT_AUTHOR_NAME": "sim agent", "GIT_AUTHOR_EMAIL": "sim@localhost",
+            "GIT_COMMITTER_NAME": "sim agent", "GIT_COMMITTER_EMAIL": "sim@localhost"}
+
+
+def _load_json(path: str | None, what: str) -> Any:
+    if not path:
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise SystemExit(f"sim: {what} {path} is not valid JSON: {exc}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="simagent", description="zen's simulated coding agent")
+    p.add_argument("--settings", help="Claude Code settings file whose hooks to fire")
+    p.add_argument("--script", help="JSON list of steps (default: note the prompt and commit)")
+    p.add_argument("--prompt", help="the task prompt (default: $ZEN_PROMPT)")
+    p.add_argument("--session-id", help="session id given to hooks (default: from $ZEN_JOB_ID)")
+    p.add_argument("--cwd", help="working directory (default: the current one)")
+    args = p.parse_args(argv)
+
+    cwd = Path(args.cwd or os.getcwd()).resolve()
+    prompt = args.prompt if args.prompt is not None else os.environ.get("ZEN_PROMPT", "")
+    settings = _load_json(args.settings, "settings file") or {}
+    script = _load_json(args.script, "script")
+    if script is None:
+        script = default_script(prompt)
+    if isinstance(script, dict):
+        script = script.get("steps") or []
+    job = os.environ.get("ZEN_JOB_ID", "")
+    session_id = args.session_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"zen-sim:{job or os.getpid()}"))
+    transcript_dir = Path(args.settings).resolve().parent if args.settings else Path(os.environ.get("TMPDIR", "/tmp"))
+    agent = SimAgent(settings, script, prompt, cwd, session_id, transcript_dir / f"sim-{session_id}.jsonl")
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, on_term)
+    print("✻ sim agent (zen's simulated Claude Code)", flush=True)
+    try:
+        return agent.run()
+    except Terminated:
+        agent.hooks.fire("SessionEnd", reason="other")
+        return 143
+    except KeyboardInterrupt:
+        agent.hooks.fire("SessionEnd", reason="other")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
