@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         try:
             from zen.agents.claude_trust import trust_note
 
-            note = trust_note(Path(spec["path"]))
+            note = trust_note(Path(spec["path"]), name)
         except ImportError:
             note = None
         if note and not json_out:
@@ -74,6 +74,26 @@ def register(app: typer.Typer) -> None:
         else:
             common.table(["lane", "path", "base", "domain"],
                          [[x["name"], x.get("path", ""), x.get("base", ""), x.get("domain", "")] for x in lanes])
+        return 0
+
+    @lane.command("trust")
+    def lane_trust(
+        name: str = typer.Argument(..., help="Lane whose repository Claude Code should trust."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> int:
+        """Record in ~/.claude.json that Claude Code trusts the lane (its worktrees are covered too)."""
+        from zen.agents.claude_trust import claude_json, trust
+        from zen.orchestration.lanes import get_lane
+        from zen.store.config import Config, lane_path
+
+        repo = lane_path(get_lane(Config.load(common.home()), name))
+        changed = trust(repo)
+        if json_out:
+            common.emit_json({"lane": name, "path": str(repo), "trusted": True, "changed": changed})
+        elif changed:
+            common.say(f"Claude Code now trusts {repo} (recorded in {claude_json()})")
+        else:
+            common.say(f"Claude Code already trusts {repo}; nothing changed")
         return 0
 
     @lane.command("remove")

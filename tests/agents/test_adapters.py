@@ -1,0 +1,169 @@
+"""Each adapter's exact command line, environment and files (the real CLIs are not installed here,
+so what they would be started with is the contract), and how each one reads a screen."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zen.agents import NAMES, get_adapter
+from zen.agents.base import LaunchContext
+from zen.agents.common import session_uuid
+from zen.agents.settings import hook_settings
+from zen.core.model import Task
+from zen.errors import ZenError
+
+JOB = "20261129T101500Z-fix-login-3fa9"
+ZEN = ["/opt/zen venv/bin/zen"]  # a space in the path: hook commands must quote it
+Q = shlex.quote(ZEN[0])
+
+
+def ctx(tmp_path: Path, agent: str = "claude", settings: dict[str, Any] | None = None, **task: Any) -> LaunchContext:
+    job_dir = tmp_path / "jobs" / JOB
+    t = Task(id=JOB, name="fix-login", prompt="Fix the login form.\nAdd a test.", lane="app",
+             agent=agent, created_at="2026-11-29T10:15:00.123Z", **task)
+    return LaunchContext(home=tmp_path, job_id=JOB, job_dir=job_dir, worktree=tmp_path / "wt",
+                         handoff=job_dir / "handoff.md", task=t, zen_argv=ZEN, settings=settings or {})
+
+
+def prompt_for(c: LaunchContext) -> str:
+    return f"Read {c.handoff} first: it is zen's orientation for this job.\n\nFix the login form.\nAdd a test.\n"
+
+
+def test_every_agent_has_an_adapter_and_unknown_names_are_refused() -> None:
+    assert set(NAMES) == {"claude", "codex", "aider", "gemini", "sim", "cmd"}
+    for name in NAMES:
+        assert get_adapter(name).name == name
+    with pytest.raises(ZenError, match="unknown agent 'copilot'"):
+        get_adapter("copilot")
+
+
+def test_hook_settings_register_the_guardian_and_every_turn_event() -> None:
+    s = hook_settings(ZEN)
+    assert s["disableAllHooks"] is False
+    pre = s["hooks"]["PreToolUse"]
+    assert [g["matcher"] for g in pre] == ["Bash", "Edit|Write|MultiEdit|NotebookEdit"]
+    for g in pre:
+        assert g["hooks"] == [{"type": "command", "command": f"{Q} guard hook", "timeout": 10}]
+    for event in ("Stop", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd"):
+        [group] = s["hooks"][event]
+        assert "matcher" not in group
+        assert group["hooks"][0]["command"] == f"{Q} hook {event}"
+    assert set(s["hooks"]) == {"PreToolUse", "Stop", "Notification", "PermissionRequest",
+                               "UserPromptSubmit", "SessionEnd"}
+
+
+def test_claude_command_line_and_settings_file(tmp_path: Path) -> None:
+    c = ctx(tmp_path)
+    spec = get_adapter("claude").launch(c)
+    settings = c.job_dir / "claude-settings.json"
+    assert spec.argv == ["claude", "--settings", str(settings), "--permission-mode", "acceptEdits",
+                         "--session-id", session_uuid(JOB), "--", prompt_for(c)]
+    assert json.loads(spec.files[settings]) == hook_settings(ZEN)
+    assert set(spec.files) == {settings}  # nothing in the worktree, nothing in ~/.claude
+    assert spec.env == {} and spec.initial_input is None
+    assert session_uuid(JOB) == session_uuid(JOB) != session_uuid(JOB + "x")
+
+
+def test_claude_honours_zen_yaml_command_and_env(tmp_path: Path) -> None:
+    c = ctx(tmp_path, settings={"command": "npx -y claude", "env": {"CLAUDE_CODE_X": 1},
+                                "permission_mode": "default"})
+    spec = get_adapter("claude").launch(c)
+    assert spec.argv[:3] == ["npx", "-y", "claude"]
+    assert spec.argv[spec.argv.index("--permission-mode") + 1] == "default"
+    assert spec.env == {"CLAUDE_CODE_X": "1"}
+
+
+def test_codex_command_line(tmp_path: Path) -> None:
+    c = ctx(tmp_path, "codex")
+    spec = get_adapter("codex").launch(c)
+    assert spec.argv == ["codex", "-c", f'notify=["{ZEN[0]}", "hook", "codex-notify"]',
+                         "--ask-for-approval", "on-request", "--sandbox", "workspace-write",
+                         "--", prompt_for(c)]
+    assert spec.files == {} and get_adapter("codex").exit_keys == ["/quit", "Enter"]
+
+
+def test_aider_types_its_prompt_and_notifies_zen(tmp_path: Path) -> None:
+    c = ctx(tmp_path, "aider")
+    spec = get_adapter("aider").launch(c)
+    assert spec.argv == ["aider", "--notifications", "--notifications-command", f"{Q} hook aider-notify",
+                         "--no-check-update", "--no-show-release-notes", "--no-auto-commits"]
+    assert spec.initial_input == prompt_for(c)
+    assert "--no-auto-commits" not in get_adapter("aider").launch(ctx(tmp_path, "aider", {"auto_commits": True})).argv
+
+
+def test_gemini_command_line_and_its_settings_file(tmp_path: Path) -> None:
+    c = ctx(tmp_path, "gemini")
+    spec = get_adapter("gemini").launch(c)
+    settings = c.job_dir / "gemini-settings.json"
+    assert spec.argv == ["gemini", "--approval-mode", "default", "-i", prompt_for(c)]
+    assert spec.env == {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings)}
+    hooks = json.loads(spec.files[settings])["hooks"]
+    assert hooks["AfterAgent"][0]["hooks"][0]["command"] == f"{Q} hook gemini-AfterAgent"
+
+
+def test_cmd_runs_the_task_command_as_is(tmp_path: Path) -> None:
+    c = ctx(tmp_path, "cmd", command="sh -c 'echo \"$ZEN_PROMPT\"; exit 3'")
+    spec = get_adapter("cmd").launch(c)
+    assert spec.argv == ["sh", "-c", 'echo "$ZEN_PROMPT"; exit 3'] and spec.env == {} and spec.files == {}
+    assert get_adapter("cmd").exit_keys is None
+
+
+def test_sim_reads_the_same_settings_file_claude_would_get(tmp_path: Path) -> None:
+    steps = [{"say": "hi"}, {"exit": 2}]
+    c = ctx(tmp_path, "sim", script=steps)
+    spec = get_adapter("sim").launch(c)
+    settings, script = c.job_dir / "claude-settings.json", c.job_dir / "sim-script.json"
+    assert spec.argv == [sys.executable, "-m", "zen.agents.simagent", "--settings", str(settings),
+                         "--script", str(script), "--session-id", session_uuid(JOB)]
+    assert spec.files[settings] == get_adapter("claude").launch(ctx(tmp_path)).files[settings]
+    assert json.loads(spec.files[script]) == steps
+    assert get_adapter("sim").exit_keys == ["/exit", "Enter"]
+    # no script: a default one that notes the prompt, commits and exits 0
+    default = json.loads(get_adapter("sim").launch(ctx(tmp_path, "sim")).files[script])
+    assert {"write": {"path": "NOTES.md", "content": "# Notes\n\nFix the login form.\nAdd a test.\n"}} in default
+    assert default[-1] == {"exit": 0} and any("commit" in s for s in default)
+
+
+CLAUDE_TRUST = """
+ Accessing workspace:
+ /home/u/repo
+ Quick safety check: Is this a project you created or one you trust?
+ ❯ 1. Yes, I trust this folder
+   2. No, exit
+"""
+CLAUDE_KEY = "Detected a custom API key in your environment\nDo you want to use this API key?\n❯ 1. Yes\n  2. No"
+CLAUDE_PERMISSION = """
+ Bash command
+   rm -rf node_modules
+ Do you want to proceed?
+ ❯ 1. Yes
+   2. Yes, and don't ask again for rm commands
+   3. No, and tell Claude what to do differently (esc)
+"""
+CLAUDE_IDLE = "⏺ Done. The tests pass.\n\n✻ Baked for 3s\n────────\n❯ \n────────\n  ? for shortcuts\n"
+
+
+@pytest.mark.parametrize(("agent", "screen", "expected"), [
+    ("claude", CLAUDE_TRUST, "dialog"),
+    ("claude", "Do you trust the files in this folder?\n", "dialog"),
+    ("claude", CLAUDE_KEY, "dialog"),
+    ("claude", CLAUDE_PERMISSION, "approval"),
+    ("claude", CLAUDE_IDLE, None),
+    ("sim", CLAUDE_PERMISSION, "approval"),
+    ("sim", "⏺ Which database should I use?\n", "question"),
+    ("codex", "Would you like to run the following command?\n  $ rm -rf x\n› 1. Yes, proceed", "approval"),
+    ("codex", "Do you trust the contents of this directory?", "dialog"),
+    ("aider", "Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: ", "approval"),
+    ("gemini", "│ Allow execution of: 'rm'?\n│ ● 1. Yes, allow once", "approval"),
+    ("cmd", "working...\nContinue? [y/N]\nProceed with the upgrade? ", "question"),
+    ("cmd", "Overwrite? [y/n]", "question"),
+    ("cmd", "compiled 12 files\nall good\n", None),
+])
+def test_screens_are_classified(agent: str, screen: str, expected: str | None) -> None:
+    assert get_adapter(agent).classify_screen(screen) == expected
