@@ -71,24 +71,47 @@ def build_task(home: Home, cfg: Config, fields: dict[str, Any]) -> Task:
         if not 1 <= f["priority"] <= 5:
             raise InvalidTask(f"priority {f['priority']} must be from 1 (first) to 5 (last)")
     if f.get("depends_on"):
-        f["depends_on"] = resolve_dependencies(home, [str(d) for d in f["depends_on"]], name)
+        f["depends_on"] = resolve_dependencies(home, [str(d) for d in f["depends_on"]], name, f["id"])
     try:
         return Task.model_validate(f)
     except ValidationError as exc:
         raise InvalidTask(describe_validation(exc)) from None
 
 
-def resolve_dependencies(home: Home, refs: list[str], own_name: str) -> list[str]:
+def resolve_dependencies(home: Home, refs: list[str], own_name: str, own_id: str | None = None) -> list[str]:
     names = job_names(home, include_pending=True)
     out: list[str] = []
     for ref in refs:
-        if ref == own_name:
+        if ref == own_name or ref == own_id:
             raise InvalidTask(f"the task cannot depend on itself ({ref!r})")
         try:
             out.append(resolve(ref, names, what="dependency"))
         except ZenError as exc:
             raise InvalidTask(str(exc)) from None
-    return sorted(set(out), key=out.index)
+    out = sorted(set(out), key=out.index)
+    if own_id is not None:
+        _refuse_cycles(home, own_id, out)
+    return out
+
+
+def _refuse_cycles(home: Home, own_id: str, deps: list[str]) -> None:
+    """A task file may carry its own id; make sure no chain of dependencies leads back to it."""
+    from zen.core.schedule import find_cycle
+    from zen.orchestration.query import pending_tasks
+    from zen.store.jobs import JobStore
+
+    graph: dict[str, list[str]] = {own_id: deps}
+    store = JobStore(home)
+    for job_id in store.ids():
+        try:
+            graph.setdefault(job_id, list(store.task(job_id).depends_on))
+        except ZenError:
+            continue
+    for t in pending_tasks(home):
+        graph.setdefault(t["id"], list(t.get("depends_on") or []))
+    cycle = find_cycle(graph)
+    if cycle:
+        raise InvalidTask("dependency cycle: " + " -> ".join(cycle))
 
 
 def dispatch(home: Home, fields: dict[str, Any], task_file: Path | None = None) -> Task:
