@@ -87,15 +87,18 @@ def register(app: typer.Typer) -> None:
     def status(json_out: bool = typer.Option(False, "--json")) -> int:
         """Tasks waiting in the spool, every job with its state, and whether a supervisor runs."""
         from zen.orchestration.query import job_rows, pending_tasks
+        from zen.orchestration.schedule import breaker_status
         from zen.orchestration.status import supervisor_status
 
         home = common.home()
         pending = pending_tasks(home)
         jobs = job_rows(home)
         sup = supervisor_status(home)
+        breaker = breaker_status(home)
         if json_out:
             common.emit_json({
                 "supervisor": sup,
+                "breaker": breaker,
                 "pending": [{"id": t["id"], "name": t["name"], "agent": t["agent"],
                              "lane": t.get("lane") or t.get("repo"), "created_at": t["created_at"]} for t in pending],
                 "jobs": [j.model_dump(mode="json") for j in jobs],
@@ -104,6 +107,9 @@ def register(app: typer.Typer) -> None:
         for line in sup.get("banner", []):
             common.err(line)
         common.say(sup["summary"])
+        state = "OPEN: automatic work is held" if breaker["open"] else "closed"
+        common.say(f"circuit breaker: {state} ({breaker['automatic_in_window']} automatic starts in the last "
+                   f"{format_duration(breaker['window_s'])}, limit {breaker['limit']})")
         rows = [[t["id"], t["name"], "pending", t["agent"], t.get("lane") or t.get("repo") or "", _age(t["created_at"])]
                 for t in pending]
         rows += [[j.job, j.name, j.state.value + (f" ({j.reason})" if j.reason else ""), j.agent or "",
