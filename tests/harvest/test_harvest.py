@@ -91,7 +91,7 @@ def test_ignored_files_and_zen_private_dirs_are_left_out(lane: Path, home: Path)
 
 
 def test_the_agents_own_git_add_all_skips_zen_private_dirs(lane: Path, home: Path) -> None:
-    job_id, wt = start_job(home, lane)
+    _, wt = start_job(home, lane)
     (wt / ".zen-tmp" / "tmpfile").write_text("x\n")
     (wt / "a.txt").write_text("a\n")
     git(wt, "add", "-A")
@@ -126,7 +126,7 @@ def test_nothing_uncommitted_means_the_branch_points_at_the_agents_head(lane: Pa
 
 
 def test_an_agent_that_changed_nothing_harvests_to_the_base(lane: Path, home: Path) -> None:
-    job_id, wt = start_job(home, lane)
+    job_id, _ = start_job(home, lane)
     result = harvest(Home(home), job_id)
     assert result["commit"] == git(lane, "rev-parse", "main")
     assert result["files"] == 0 and result["commits"] == []

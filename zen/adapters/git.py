@@ -227,7 +227,7 @@ def commits_between(repo: Path, base: str, tip: str) -> list[dict[str, str]]:
             what="list the job's commits")
     rows = []
     for line in r.splitlines():
-        sha, author, subject = (line.split("\x1f") + ["", ""])[:3]
+        sha, author, subject = [*line.split("\x1f"), "", ""][:3]
         rows.append({"sha": sha, "author": author, "subject": subject})
     return rows
 

@@ -25,7 +25,10 @@ _DIALOG = re.compile(r"open documentation url for more info", re.IGNORECASE)
 
 class AiderAdapter:
     name = "aider"
-    exit_keys: list[str] | None = ["/exit", "Enter"]
+
+    def __init__(self) -> None:
+        # a new list per adapter: callers may not mutate a shared default
+        self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         argv = [

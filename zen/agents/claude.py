@@ -43,7 +43,10 @@ def classify_claude_screen(screen: str) -> str | None:
 
 class ClaudeAdapter:
     name = "claude"
-    exit_keys: list[str] | None = ["/exit", "Enter"]
+
+    def __init__(self) -> None:
+        # a new list per adapter: callers may not mutate a shared default
+        self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         settings = ctx.job_dir / SETTINGS_FILE

@@ -31,7 +31,10 @@ def notify_argv(zen_argv: list[str]) -> list[str]:
 
 class CodexAdapter:
     name = "codex"
-    exit_keys: list[str] | None = ["/quit", "Enter"]
+
+    def __init__(self) -> None:
+        # a new list per adapter: callers may not mutate a shared default
+        self.exit_keys: list[str] | None = ["/quit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         # -c takes a TOML value; a JSON array of strings is valid TOML

@@ -34,7 +34,10 @@ def gemini_settings(ctx: LaunchContext) -> dict[str, Any]:
 
 class GeminiAdapter:
     name = "gemini"
-    exit_keys: list[str] | None = ["/quit", "Enter"]
+
+    def __init__(self) -> None:
+        # a new list per adapter: callers may not mutate a shared default
+        self.exit_keys: list[str] | None = ["/quit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         settings = ctx.job_dir / SETTINGS_FILE

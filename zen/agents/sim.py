@@ -17,7 +17,10 @@ SCRIPT_FILE = "sim-script.json"
 
 class SimAdapter:
     name = "sim"
-    exit_keys: list[str] | None = ["/exit", "Enter"]
+
+    def __init__(self) -> None:
+        # a new list per adapter: callers may not mutate a shared default
+        self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         settings = ctx.job_dir / SETTINGS_FILE

@@ -239,7 +239,7 @@ class SimAgent:
                 return code
         return self.end(0)
 
-    def step(self, step: dict[str, Any]) -> int | None:  # noqa: C901 - one branch per step kind
+    def step(self, step: dict[str, Any]) -> int | None:
         if "say" in step:
             self.say(str(step["say"]))
         elif "sleep" in step:

@@ -75,9 +75,9 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
     base_tip = g.rev(repo, base_ref) if repo.is_dir() else None
     if base_tip is None:
         base_tip = g.rev(worktree, base_ref)
-    if base_tip is None:
-        clean, conflicts = None, []
-    else:
+    clean: bool | None = None
+    conflicts: list[str] = []
+    if base_tip is not None:
         clean, conflicts = g.merge_check(worktree, base_tip, shot.commit)
 
     result: dict[str, Any] = {
