@@ -72,3 +72,25 @@ def test_record_appends_deltas_so_the_timeline_sums_to_the_transcript(tmp_path: 
     assert sum(e["cost_usd"] for e in evs) == pytest.approx(
         usage.summarize(transcript.read_text().splitlines(), PRICES)["cost_usd"])
     assert usage.record(job_dir, "j1", str(tmp_path / "missing.jsonl")) is None
+
+
+def test_zen_hook_stop_records_turn_waiting_then_usage_from_the_transcript(home: Path, tmp_path: Path) -> None:
+    from tests.helpers import zen
+
+    job_dir = home / "jobs" / "j2"
+    job_dir.mkdir(parents=True)
+    events.append(job_dir, "j2", "task.received")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(_line("m1", "r1") + "\n" + _line("m1", "r1") + "\n")
+    payload = json.dumps({"hook_event_name": "Stop", "transcript_path": str(transcript),
+                          "last_assistant_message": "Done."})
+    env = {"ZEN_HOME": str(home), "ZEN_JOB_ID": "j2"}
+    assert zen("hook", "Stop", input=payload, env=env).returncode == 0
+    assert zen("hook", "SessionEnd", input=payload.replace('"Stop"', '"SessionEnd"'), env=env).returncode == 0
+    evs = list(events.read_events(job_dir / "events.jsonl"))
+    types = [e["type"] for e in evs]
+    assert types[:3] == ["task.received", "turn.waiting", "usage"]
+    used = [e for e in evs if e["type"] == "usage"]
+    assert len(used) == 1       # SessionEnd found nothing new
+    assert used[0]["input_tokens"] == 10 and used[0]["cost_usd"] > 0
+    assert used[0]["model"] == "claude-sonnet-4-5"

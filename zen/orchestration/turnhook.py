@@ -128,10 +128,15 @@ def _main(argv: list[str]) -> int:
     etype, fields = found
     last = _last_event(job_dir / "events.jsonl")
     # A Notification(idle) right after the Stop that already said so adds nothing
-    if (last and last.get("type") == etype and last.get("actor") == "hook"
+    if not (last and last.get("type") == etype and last.get("actor") == "hook"
             and last.get("reason") == fields.get("reason") and etype != "session.ended"):
-        return 0
-    from zen.store import events
+        from zen.store import events
 
-    events.append(job_dir, job, etype, actor="hook", **fields)
+        events.append(job_dir, job, etype, actor="hook", **fields)
+    if event in ("Stop", "SessionEnd") and payload.get("transcript_path"):
+        # token usage since the last usage event, read from Claude Code's transcript (after the
+        # turn event, so turn.waiting is never held up by it)
+        from zen.agents import usage
+
+        usage.record(job_dir, job, str(payload["transcript_path"]), home=Path(home))
     return 0
