@@ -59,6 +59,12 @@ class PaneInfo:
     pid: int | None
     cursor: str
 
+    @property
+    def settled(self) -> bool:
+        """Dead with its exit status known. tmux may report a pane dead (its pty closed) a moment
+        before it has reaped the process, with the status still blank: wait for this."""
+        return self.dead and (self.exit_code is not None or self.signal is not None)
+
 
 def _escape_arg(arg: str) -> str:
     # tmux treats a trailing ';' as a command separator; '\;' is its escape for a literal one
@@ -133,13 +139,20 @@ class Tmux:
         return self.run("has-session", "-t", f"={name}", check=False).returncode == 0
 
     def panes(self) -> dict[str, PaneInfo]:
-        """Every pane of the server by session name (zen runs one pane per session)."""
+        """Every pane of the server by session name (zen runs one pane per session).
+
+        Raises TmuxError when tmux fails for another reason than "no server": a caller must not
+        take a hiccup for every agent having vanished.
+        """
         fmt = "\t".join(["#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
                          "#{pane_dead_signal}", "#{pane_pid}", "#{cursor_x},#{cursor_y}"])
         r = self.run("list-panes", "-a", "-F", fmt, check=False)
         out: dict[str, PaneInfo] = {}
         if r.returncode != 0:
-            return out  # no server: no panes
+            err = r.stderr.lower()
+            if "no server running" in err or "error connecting" in err or "no such file" in err:
+                return out  # no server: no panes
+            raise TmuxError(f"tmux list-panes failed: {r.stderr.strip() or r.returncode}")
         for line in r.stdout.splitlines():
             parts = line.split("\t")
             if len(parts) < 7:

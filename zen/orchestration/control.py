@@ -111,10 +111,12 @@ def wait_dead(tmux: Tmux, session: str, timeout_s: float) -> PaneInfo | None:
     deadline = time.monotonic() + timeout_s
     while True:
         info = tmux.pane(session)
-        if info is None or info.dead:
+        if info is None or info.settled:
             return info
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline and not info.dead:
             return info
+        if info.dead and time.monotonic() >= deadline + 2:
+            return info  # dead, but tmux never told its status
         time.sleep(0.05)
 
 

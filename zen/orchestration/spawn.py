@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 
 HANDOFF = "handoff.md"
 PANE_LOG = "pane.log"
-EXCLUDES = (".zen/", ".zen-tmp/")
 SETUP_TAIL = 2000
 
 
@@ -79,26 +78,6 @@ def agent_env(cfg: Config, agent: str, base: dict[str, str] | None = None) -> di
     for name in ("TMUX", "TMUX_PANE"):
         env.pop(name, None)
     return env
-
-
-def ensure_excluded(worktree: Path) -> None:
-    """zen's own dirs in the repo's info/exclude, so an agent's `git status` stays clean."""
-    r = g.git(worktree, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude", check=False)
-    if r.returncode != 0 or not r.stdout.strip():
-        return
-    path = Path(r.stdout.strip())
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        text = ""
-    missing = [p for p in EXCLUDES if p not in text.splitlines()]
-    if not missing:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sep = "" if not text or text.endswith("\n") else "\n"
-    # appended, never rewritten: the user's own lines stay as they are
-    with path.open("a") as f:
-        f.write(sep + "# zen's private dirs in job worktrees\n" + "".join(p + "\n" for p in missing))
 
 
 def run_setup(worktree: Path, command: str, env: dict[str, str], timeout_s: float = 1800) -> tuple[int, str]:
@@ -163,8 +142,9 @@ def prepare(home: Home, cfg: Config, store: JobStore, job_id: str) -> dict[str, 
 def after_worktree(home: Home, cfg: Config, store: JobStore, job_id: str, *, task: Task, lane: str,
                    repo: Path, spec: dict[str, Any], worktree: Path, branch: str, base_commit: str) -> dict[str, Any]:
     tmpdir = g.make_private_dir(worktree, ".zen-tmp")
+    # Each private dir holds a `*` .gitignore (git.make_private_dir), which keeps the agent's
+    # `git status` clean. Not info/exclude as well: git then refuses the harvest's pathspecs.
     g.make_private_dir(worktree, ".zen")
-    ensure_excluded(worktree)
     env = agent_env(cfg, task.agent.value)
     env.update(job_env(home, job_id, task, worktree, tmpdir))
     setup = spec.get("setup")

@@ -1,0 +1,393 @@
+"""`zen supervise`: one loop per home (DESIGN section 3).
+
+Wake on a spool hint or a short tick; re-list spool/new and claim; create job records; schedule;
+spawn; step every live job (turns, exits, timeouts). Everything it knows is rebuilt from the
+job timelines and tmux on start, so a kill -9 at any moment loses nothing and runs no task twice:
+
+- an agent whose timeline has `agent.spawned` and no `agent.exited` is tracked again if its
+  tmux pane lives, or recorded as exited (with tmux's exit code) and harvested if it died;
+- a job with `worktree.created` but no `agent.spawned` is a spawn cut short: resumed in place;
+- an exited job with no harvest after its exit is harvested;
+- a task in spool/cur with no job record (crash mid-intake) gets its record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.adapters.watch import SpoolWatch
+from zen.core.ids import iso, parse_iso, utcnow
+from zen.core.model import JobSnapshot, JobStatus
+from zen.core.turns import WAITING, WORKING, TurnDetector
+from zen.errors import InvalidTask, ZenError
+from zen.orchestration import control, spawn
+from zen.store import events as ev_store
+from zen.store import spool
+from zen.store.atomic import append_line, atomic_write, flocked
+from zen.store.config import Config
+from zen.store.home import Home
+from zen.store.jobs import JobStore, load_task_text
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT = "heartbeat"
+SCREEN_EVERY_S = 1.0
+
+
+class AlreadyRunning(ZenError):
+    pass
+
+
+# -- scheduling: one replaceable function ----------------------------------------------------------
+
+def choose_to_start(queued: list[JobSnapshot], live: int, max_concurrent: int) -> list[str]:
+    """Which queued jobs start now: priority first (1 before 5), then age; at most
+    `max_concurrent` live at once. The scheduling issue (dependencies, retries, breaker)
+    replaces this function."""
+    free = max(0, max_concurrent - live)
+    order = sorted(queued, key=lambda s: (s.priority, s.created_at or "", s.job))
+    return [s.job for s in order[:free]]
+
+
+# -- the lock -----------------------------------------------------------------------------------------
+
+def take_lock(home: Home) -> int:
+    """Hold control/supervisor.lock for the life of the process; write our pid into it."""
+    home.control.mkdir(parents=True, exist_ok=True)
+    fd = os.open(home.supervisor_lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        from zen.orchestration.status import supervisor_pid
+
+        pid = supervisor_pid(home)
+        raise AlreadyRunning(f"a supervisor is already running for {home.root} (pid {pid}); "
+                             "zen supervise --stop stops it") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.fsync(fd)
+    return fd
+
+
+# -- per-job tracking ------------------------------------------------------------------------------------
+
+@dataclass
+class Tracked:
+    job_id: str
+    session: str
+    detector: TurnDetector
+    offset: int
+    log_path: Path
+    adapter: Any = None
+    deadline: float | None = None          # wall-clock time the task's timeout expires
+    kill_at: float | None = None           # after a TERM: when to KILL
+    last_screen: float = 0.0
+    screen_reason: str | None = None
+    cancelled: bool = False
+    dead_since: float | None = None
+
+
+class Supervisor:
+    def __init__(self, home: Home, *, once: bool = False) -> None:
+        self.home = home
+        self.once = once
+        self.store = JobStore(home)
+        self.cfg = Config.load(home)
+        self.tmux = Tmux.for_home(home)
+        self.tick_s = max(0.01, self.cfg.seconds("supervisor", "tick"))
+        self.idle_after_s = self.cfg.seconds("supervisor", "idle_after")
+        self.grace_s = self.cfg.seconds("supervisor", "kill_grace")
+        self.max_concurrent = int(self.cfg.get("supervisor", "max_concurrent_tasks"))
+        self.tracked: dict[str, Tracked] = {}
+        self.queued: set[str] = set()
+        self.stopping = False
+        self.watch = SpoolWatch(spool.new_dir(home))
+        self._last_beat = 0.0
+        self._lock_fd: int | None = None
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def run(self) -> int:
+        self._lock_fd = take_lock(self.home)
+        self._control("supervisor.started", pid=os.getpid())
+        log.info("supervisor started for %s (pid %d)", self.home.root, os.getpid())
+        old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.tmux.ensure_conf()
+            self.watch.start()
+            self.recover()
+            while not self.stopping:
+                self.heartbeat()
+                self.loop_once()
+                if self.once:
+                    break
+                self.watch.wait(self.tick_s)
+        finally:
+            self.watch.stop()
+            for s, h in old.items():
+                signal.signal(s, h)
+            self._control("supervisor.stopped", pid=os.getpid(),
+                          live_agents=len(self.tracked), why="signal" if self.stopping else "once")
+            log.info("supervisor stopped; %d agents keep running", len(self.tracked))
+            self.heartbeat(stopped=True)
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+        return 0
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # stop claiming; agents keep running in tmux and are picked up by the next supervisor
+        self.stopping = True
+        self.watch.poke()
+
+    def loop_once(self) -> None:
+        if not self.stopping:
+            self.intake()
+        self.step_all()
+        if not self.stopping:
+            self.start_jobs()
+
+    def heartbeat(self, stopped: bool = False) -> None:
+        now = time.monotonic()
+        if not stopped and now - self._last_beat < 1.0:
+            return
+        self._last_beat = now
+        data = {"v": 1, "ts": iso(utcnow()), "pid": os.getpid(), "live": len(self.tracked),
+                "queued": len(self.queued), "stopped": stopped}
+        with contextlib.suppress(OSError):
+            atomic_write(self.home.control / HEARTBEAT, json.dumps(data) + "\n", durable=False)
+
+    def _control(self, etype: str, **fields: Any) -> None:
+        """Home-wide supervisor events go to logs/control.jsonl (append-only), not a job timeline."""
+        line = json.dumps({"v": 1, "ts": iso(utcnow()), "type": etype, **fields}, separators=(",", ":"))
+        try:
+            self.home.logs.mkdir(parents=True, exist_ok=True)
+            with flocked(self.home.logs / ".control.lock"):
+                fd = os.open(self.home.logs / "control.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    append_line(fd, line.encode() + b"\n")
+                finally:
+                    os.close(fd)
+        except OSError:
+            log.exception("cannot write logs/control.jsonl")
+
+    # -- intake -----------------------------------------------------------------------------------
+    def intake(self) -> None:
+        for path in spool.pending(self.home):
+            claimed = spool.claim(self.home, path)
+            if claimed is not None:
+                self._record(claimed)
+
+    def _record(self, path: Path) -> None:
+        try:
+            task = load_task_text(path.read_text(), str(path))
+        except (InvalidTask, OSError) as exc:
+            log.error("spooled task %s is unusable and was set aside: %s", path.name, exc)
+            with contextlib.suppress(OSError):
+                os.replace(path, path.with_suffix(".invalid"))
+            return
+        if self.store.create(task):
+            log.info("job %s queued", task.id)
+        snap = self.store.snapshot(task.id)
+        if snap.state is JobStatus.queued:
+            self.queued.add(task.id)
+
+    # -- restart --------------------------------------------------------------------------------------
+    def recover(self) -> None:
+        """Rebuild what the loop knows from the timelines and tmux (see the module docstring)."""
+        for path in spool.claimed(self.home):
+            if not self.store.exists(path.stem) or not self.store.events(path.stem):
+                self._record(path)
+        panes = self.tmux.panes()
+        for job_id in self.store.ids():
+            try:
+                self._recover_job(job_id, panes)
+            except Exception:
+                log.exception("could not recover job %s; leaving it as recorded", job_id)
+
+    def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
+        events = self.store.events(job_id)
+        snap = self.store.snapshot(job_id)
+        last_spawn = max((i for i, e in enumerate(events) if e.get("type") == "agent.spawned"), default=-1)
+        if last_spawn >= 0 and not any(e.get("type") == "agent.exited" for e in events[last_spawn:]):
+            session = str(events[last_spawn].get("session") or spawn.session_name(job_id))
+            info = panes.get(session)
+            if info is None or info.dead:
+                log.info("job %s: agent ended while no supervisor watched (exit %s)", job_id,
+                         info.exit_code if info else "unknown")
+                control.settle_exit(self.home, self.tmux, job_id, info, actor="supervisor")
+            else:
+                log.info("job %s: agent still running in %s; watching it again", job_id, session)
+                self._track(job_id, snap)
+            return
+        if snap.state is JobStatus.exited:
+            control.harvest_after_exit(self.home, job_id)
+            return
+        if snap.state is JobStatus.starting:
+            # worktree.created but no agent.spawned: a spawn cut short; finish it in place
+            self._start(job_id, resume=True)
+            return
+        if snap.state is JobStatus.queued:
+            self.queued.add(job_id)
+
+    # -- scheduling and spawning -------------------------------------------------------------------------
+    def start_jobs(self) -> None:
+        if not self.queued:
+            return
+        snaps = []
+        for job_id in sorted(self.queued):
+            snap = self.store.snapshot(job_id)
+            if snap.state is JobStatus.queued:
+                snaps.append(snap)
+            else:
+                self.queued.discard(job_id)  # cancelled (or otherwise moved on) while queued
+        for job_id in choose_to_start(snaps, len(self.tracked), self.max_concurrent):
+            if self.stopping:
+                return
+            self.queued.discard(job_id)
+            self._start(job_id)
+
+    def _start(self, job_id: str, resume: bool = False) -> None:
+        try:
+            self.cfg = Config.load(self.home)  # lanes may have been added since we started
+            if resume:
+                spawn.resume(self.home, self.cfg, self.store, self.tmux, job_id)
+            else:
+                spawn.spawn(self.home, self.cfg, self.store, self.tmux, job_id)
+        except ZenError as exc:
+            log.warning("job %s failed to start: %s", job_id, exc)
+            self._fail_start(job_id, str(exc))
+            return
+        except Exception as exc:
+            log.exception("job %s: unexpected error while starting", job_id)
+            self._fail_start(job_id, f"internal error while starting: {exc}")
+            return
+        self._track(job_id, self.store.snapshot(job_id))
+
+    def _fail_start(self, job_id: str, reason: str) -> None:
+        self.tmux.kill_session(spawn.session_name(job_id))
+        self.store.append(job_id, "job.failed", reason=reason)
+        self.store.snapshot(job_id)
+
+    def _track(self, job_id: str, snap: JobSnapshot) -> None:
+        from zen.agents import get_adapter
+
+        adapter = None
+        with contextlib.suppress(Exception):
+            adapter = get_adapter(snap.agent or "cmd")
+        now = time.monotonic()
+        state = WAITING if snap.state is JobStatus.waiting else WORKING
+        det = TurnDetector(idle_after_s=self.idle_after_s, now=now, state=state,
+                           reason=snap.reason if state == WAITING else None)
+        _, offset = ev_store.read_from(self.store.events_path(job_id), 0)
+        deadline = None
+        try:
+            timeout_s = self.store.task(job_id).timeout_s
+            if snap.started_at:
+                deadline = parse_iso(snap.started_at).timestamp() + timeout_s
+        except Exception:
+            pass
+        self.tracked[job_id] = Tracked(
+            job_id=job_id, session=snap.tmux_session or spawn.session_name(job_id), detector=det,
+            offset=offset, log_path=self.store.dir(job_id) / spawn.PANE_LOG, adapter=adapter,
+            deadline=deadline, cancelled=snap.state in (JobStatus.cancelled, JobStatus.failed))
+
+    # -- stepping live jobs -----------------------------------------------------------------------------------
+    def step_all(self) -> None:
+        if not self.tracked:
+            return
+        try:
+            panes = self.tmux.panes()
+        except ZenError as exc:
+            log.warning("cannot list tmux panes this tick: %s", exc)
+            return
+        for job_id in list(self.tracked):
+            try:
+                self.step(self.tracked[job_id], panes.get(self.tracked[job_id].session))
+            except Exception:
+                log.exception("job %s: error while stepping", job_id)
+
+    def step(self, t: Tracked, info: PaneInfo | None) -> None:
+        now = time.monotonic()
+        new, t.offset = ev_store.read_from(self.store.events_path(t.job_id), t.offset)
+        for ev in new:
+            etype = ev.get("type")
+            if etype in ("turn.waiting", "turn.working") and ev.get("actor") == "hook":
+                t.detector.hook(now, WAITING if etype == "turn.waiting" else WORKING, ev.get("reason"))
+            elif etype == "input.sent":
+                t.detector.input(now)
+            elif etype in ("job.cancelled", "job.failed"):
+                t.cancelled = True
+            elif etype == "agent.exited":
+                # someone else (zen cancel / finish, the kill switch) recorded the end
+                t.cancelled = True
+        if new:
+            self.store.snapshot(t.job_id)
+
+        if info is not None and info.dead and not info.settled:
+            t.dead_since = t.dead_since or now
+            if now - t.dead_since < 2.0:
+                return  # tmux has not reaped it yet; its exit status follows shortly
+        if info is None or info.dead:
+            control.settle_exit(self.home, self.tmux, t.job_id, info, actor="supervisor")
+            self.tracked.pop(t.job_id, None)
+            self.store.snapshot(t.job_id)
+            return
+
+        wall = time.time()
+        if t.kill_at is None and (t.cancelled or (t.deadline is not None and wall >= t.deadline)):
+            if not t.cancelled:
+                self.store.append(t.job_id, "job.timeout", after_s=round(wall - (t.deadline or wall), 1))
+                log.info("job %s: timeout; stopping the agent", t.job_id)
+            signal_pane(info, signal.SIGTERM)
+            t.kill_at = now + self.grace_s
+            return
+        if t.kill_at is not None:
+            if now >= t.kill_at:
+                signal_pane(info, signal.SIGKILL)
+                t.kill_at = now + self.grace_s
+            return
+
+        try:
+            size = t.log_path.stat().st_size
+        except OSError:
+            size = -1
+        fingerprint = (size, info.cursor)
+        det = t.detector
+        quiet = fingerprint == det.fingerprint
+        reason = None
+        # read the screen only when it can matter: about to call the turn waiting, or already waiting
+        due = now - t.last_screen >= min(SCREEN_EVERY_S, self.idle_after_s)
+        idle = det.state == WAITING or now - det.last_activity >= self.idle_after_s
+        if quiet and t.adapter is not None and due and idle:
+            t.last_screen = now
+            with contextlib.suppress(Exception):
+                t.screen_reason = t.adapter.classify_screen(self.tmux.capture(info.pane_id))
+        if quiet:
+            reason = t.screen_reason
+        else:
+            t.screen_reason = None
+        tr = det.observe(now, fingerprint, reason)
+        if tr is not None:
+            fields: dict[str, Any] = {"by": "activity"}
+            if tr.state == WAITING:
+                fields["reason"] = tr.reason
+            # our own events come back through the tail as actor "supervisor" and are skipped there
+            self.store.append(t.job_id, f"turn.{tr.state}", **fields)
+            self.store.snapshot(t.job_id)
+
+
+def run_supervisor(home: Home, *, once: bool = False) -> int:
+    return Supervisor(home, once=once).run()
+
+
+__all__ = ["AlreadyRunning", "Supervisor", "choose_to_start", "run_supervisor", "take_lock"]
