@@ -199,7 +199,7 @@ def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *,
     info = tmux.start_pane(session, worktree, list(spec.argv), full_env, job_dir / PANE_LOG)
     store.append(job_id, "agent.spawned", session=session, target=info.pane_id, pid=info.pid,
                  argv=list(spec.argv), socket=tmux.socket)
-    return {"session": session, "target": info.pane_id}
+    return {"session": session, "target": info.pane_id, "initial_input": getattr(spec, "initial_input", None)}
 
 
 def spawn(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) -> dict[str, Any]:

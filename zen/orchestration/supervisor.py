@@ -96,6 +96,7 @@ class Tracked:
     screen_reason: str | None = None
     cancelled: bool = False
     dead_since: float | None = None
+    initial_input: str | None = None       # typed once the agent first waits (LaunchSpec)
 
 
 class Supervisor:
@@ -260,9 +261,9 @@ class Supervisor:
         try:
             self.cfg = Config.load(self.home)  # lanes may have been added since we started
             if resume:
-                spawn.resume(self.home, self.cfg, self.store, self.tmux, job_id)
+                started = spawn.resume(self.home, self.cfg, self.store, self.tmux, job_id)
             else:
-                spawn.spawn(self.home, self.cfg, self.store, self.tmux, job_id)
+                started = spawn.spawn(self.home, self.cfg, self.store, self.tmux, job_id)
         except ZenError as exc:
             log.warning("job %s failed to start: %s", job_id, exc)
             self._fail_start(job_id, str(exc))
@@ -272,6 +273,8 @@ class Supervisor:
             self._fail_start(job_id, f"internal error while starting: {exc}")
             return
         self._track(job_id, self.store.snapshot(job_id))
+        if started.get("initial_input"):
+            self.tracked[job_id].initial_input = str(started["initial_input"])
 
     def _fail_start(self, job_id: str, reason: str) -> None:
         self.tmux.kill_session(spawn.session_name(job_id))
@@ -377,6 +380,15 @@ class Supervisor:
         else:
             t.screen_reason = None
         tr = det.observe(now, fingerprint, reason)
+        if t.initial_input is not None and det.state == WAITING:
+            # the agent's first prompt goes in as typed input (aider cannot take it otherwise)
+            text, t.initial_input = t.initial_input, None
+            self.tmux.send_text(info.pane_id, text)
+            self.store.append(t.job_id, "input.sent", text=text[:2000], chars=len(text), initial=True)
+            det.input(now)
+            if tr is not None and tr.state == WAITING:
+                tr = None  # never recorded: it was waiting for exactly this input
+                det.recorded(WORKING)
         if tr is not None:
             fields: dict[str, Any] = {"by": "activity"}
             if tr.state == WAITING:
