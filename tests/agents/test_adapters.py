@@ -104,7 +104,8 @@ def test_gemini_command_line_and_its_settings_file(tmp_path: Path) -> None:
     assert spec.argv == ["gemini", "--approval-mode", "default", "-i", prompt_for(c)]
     assert spec.env == {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings)}
     hooks = json.loads(spec.files[settings])["hooks"]
-    assert hooks["AfterAgent"][0]["hooks"][0]["command"] == f"{Q} hook gemini-AfterAgent"
+    assert hooks["AfterAgent"][0]["hooks"][0]["command"] == f"{Q} hook Stop"
+    assert hooks["BeforeAgent"][0]["hooks"][0]["command"] == f"{Q} hook UserPromptSubmit"
 
 
 def test_cmd_runs_the_task_command_as_is(tmp_path: Path) -> None:

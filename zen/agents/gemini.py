@@ -2,8 +2,9 @@
 
 `-i` (--prompt-interactive) runs the prompt and stays interactive. Turn hooks come from a per-job
 settings file given through GEMINI_CLI_SYSTEM_SETTINGS_PATH, so neither the worktree's
-.gemini/settings.json nor the user's is edited: AfterAgent (turn done), BeforeAgent (turn
-started) and Notification reach `zen hook gemini-<Event>`. [UNCERTAIN per Gemini version: hooks
+.gemini/settings.json nor the user's is edited. Gemini's events reach `zen hook` under the names of
+their Claude Code equivalents, whose payload fields they share where it matters: AfterAgent (turn
+done) as Stop, BeforeAgent (turn started) as UserPromptSubmit, Notification, SessionEnd. [UNCERTAIN per Gemini version: hooks
 may need enabling, and that variable replaces a machine-wide system settings file if one exists.]
 zen's guardian is not registered: its hook speaks Claude's payloads, not Gemini's BeforeTool.
 """
@@ -18,7 +19,9 @@ from zen.agents.base import LaunchContext, LaunchSpec
 from zen.agents.common import agent_command, agent_env, first_prompt, last_lines, zen_command
 
 SETTINGS_FILE = "gemini-settings.json"
-TURN_EVENTS = ("BeforeAgent", "AfterAgent", "Notification", "SessionEnd")
+# Gemini event -> the `zen hook` event it stands for
+TURN_EVENTS = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop", "Notification": "Notification",
+               "SessionEnd": "SessionEnd"}
 
 _DIALOG = re.compile(r"do you trust this folder|trust folder", re.IGNORECASE)
 _APPROVAL = re.compile(r"waiting for user confirmation|allow execution|apply this change|yes, allow once"
@@ -26,9 +29,9 @@ _APPROVAL = re.compile(r"waiting for user confirmation|allow execution|apply thi
 
 
 def gemini_settings(ctx: LaunchContext) -> dict[str, Any]:
-    hooks = {event: [{"hooks": [{"type": "command", "command": zen_command(ctx, "hook", f"gemini-{event}"),
+    hooks = {event: [{"hooks": [{"type": "command", "command": zen_command(ctx, "hook", zen_event),
                                  "timeout": 10000}]}]  # Gemini hook timeouts are in milliseconds
-             for event in TURN_EVENTS}
+             for event, zen_event in TURN_EVENTS.items()}
     return {"hooks": hooks}
 
 
