@@ -215,3 +215,9 @@ def test_it_starts_fast_without_heavy_imports(sim: Sim) -> None:
              "print(sorted(k for k in ('pydantic','typer','ruamel','rich','git') if k in sys.modules))")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
     assert r.stdout.strip() == "[]", r.stderr
+
+
+def test_the_exit_command_at_a_question_ends_the_session(sim: Sim) -> None:
+    code, out = sim.run([{"ask": "Shall I go on?"}, {"say": "went on"}], stdin="/exit\n")
+    assert code == 0 and "went on" not in out
+    assert sim.events() == ["UserPromptSubmit", "Stop", "SessionEnd"]

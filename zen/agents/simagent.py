@@ -325,6 +325,9 @@ class SimAgent:
             print("stdin closed; ending the session", flush=True)
             self.hooks.fire("SessionEnd", reason="other")
             return 0
+        if answer.strip() == "/exit":  # zen finish types the exit command at whatever prompt shows
+            self.hooks.fire("SessionEnd", reason="prompt_input_exit")
+            return 0
         self.user_turn(answer)
         expect = step.get("expect")
         if expect is not None:
