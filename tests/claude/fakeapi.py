@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -57,6 +58,7 @@ class Request:
     headers: dict[str, str]
     body: Any
     step: int | None = None        # index of the script step answered, None = not a script step
+    at: float = field(default_factory=time.time)   # when it arrived (epoch seconds)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
