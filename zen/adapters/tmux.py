@@ -46,6 +46,10 @@ set -g status-left-length 20
 _PANE_OWNED = frozenset({"TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
                          "COLUMNS", "LINES", "SHLVL", "_", "OLDPWD", "PWD"})
 PLACEHOLDER = ["sleep", "2147483647"]
+# sh -c EXIT_WRAPPER EXIT_FILE ARGV...: run ARGV, publish its status by rename, pass it on
+EXIT_WRAPPER = ('"$@"; c=$?; echo "$c" > "$0.tmp" && mv -f "$0.tmp" "$0"; '
+                'if [ "$c" -gt 128 ] && [ "$c" -lt 193 ]; then trap - HUP INT TERM; kill -$((c - 128)) $$; fi; '
+                'exit "$c"')
 WIDTH, HEIGHT = 200, 50
 
 
@@ -182,8 +186,14 @@ class Tmux:
         return names
 
     # -- actions -----------------------------------------------------------------
-    def start_pane(self, session: str, cwd: Path, argv: list[str], env: dict[str, str], log_path: Path) -> PaneInfo:
-        """A new session running `argv` in `cwd` with exactly `env`, its output appended to log_path."""
+    def start_pane(self, session: str, cwd: Path, argv: list[str], env: dict[str, str], log_path: Path,
+                   exit_path: Path | None = None) -> PaneInfo:
+        """A new session running `argv` in `cwd` with exactly `env`, its output appended to log_path.
+
+        With `exit_path`, a small shell wrapper runs the argv (unchanged) and writes its exit
+        status there: belt and braces for tmux's own `#{pane_dead_status}`, which tmux 3.3a can
+        leave blank. The wrapper re-raises a signal death on itself so tmux still sees a signal.
+        """
         if not argv:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
@@ -201,7 +211,10 @@ class Tmux:
         for name in unset:
             cmd += ["-u", name]
         # `env` execs the agent, so the pane's process is the agent itself, with the exact argv
-        cmd += ["--", *argv]
+        cmd.append("--")
+        if exit_path is not None:
+            cmd += ["sh", "-c", EXIT_WRAPPER, str(exit_path)]
+        cmd += argv
         env_args: list[str] = []
         for k, v in sorted(wanted.items()):
             env_args += ["-e", f"{k}={v}"]

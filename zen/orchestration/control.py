@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,8 @@ def wait_dead(tmux: Tmux, session: str, timeout_s: float) -> PaneInfo | None:
             return info
         if time.monotonic() >= deadline and not info.dead:
             return info
-        if info.dead and time.monotonic() >= deadline + 2:
-            return info  # dead, but tmux never told its status
+        if info.dead and time.monotonic() >= deadline + 0.5:
+            return info  # dead, but tmux has not told its status (the wrapper's file may)
         time.sleep(0.05)
 
 
@@ -138,9 +139,31 @@ def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None =
     return info
 
 
+EXIT_FILE = "exit_code"
+
+
+def exit_file(home: Home, job_id: str) -> Path:
+    return home.job_dir(job_id) / EXIT_FILE
+
+
+def with_exit_file(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo | None:
+    """tmux's exit status, else the one the pane's wrapper wrote (tmux 3.3a can leave a dead
+    pane's process unreaped, status blank, for as long as no other child of its server exits)."""
+    if info is None or info.settled:
+        return info
+    try:
+        code = int(exit_file(home, job_id).read_text().strip())
+    except (OSError, ValueError):
+        return info
+    if 128 < code < 128 + 65:  # the wrapper's shell reports a signal death as 128 + N
+        return replace(info, exit_code=None, signal=code - 128)
+    return replace(info, exit_code=code, signal=None)
+
+
 def settle_exit(home: Home, tmux: Tmux, job_id: str, info: PaneInfo | None, actor: str) -> dict[str, Any] | None:
     """The agent is gone: record its exit (once), harvest (once), close the dead session."""
     store = JobStore(home)
+    info = with_exit_file(home, job_id, info)
     ev = append_exit_once(store, job_id, info, actor=actor)
     harvest_after_exit(home, job_id)
     snap = store.snapshot(job_id)
@@ -200,7 +223,7 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     grace = _grace(home) if grace_s is None else grace_s
     info: PaneInfo | None = None
     if snap.tmux_session:
-        info = stop_pane(tmux, snap.tmux_session, grace, keys)
+        info = with_exit_file(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys))
     ev = append_exit_once(store, job_id, info, actor=actor, **({"why": reason} if reason else {}))
     harvested = harvest_after_exit(home, job_id)
     if snap.tmux_session:

@@ -196,7 +196,11 @@ def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *,
     session = session_name(job_id)
     if tmux.has_session(session):  # a launch cut short by a crash: redo it in place
         tmux.kill_session(session)
-    info = tmux.start_pane(session, worktree, list(spec.argv), full_env, job_dir / PANE_LOG)
+    from zen.orchestration.control import EXIT_FILE
+
+    (job_dir / EXIT_FILE).unlink(missing_ok=True)
+    info = tmux.start_pane(session, worktree, list(spec.argv), full_env, job_dir / PANE_LOG,
+                           exit_path=job_dir / EXIT_FILE)
     store.append(job_id, "agent.spawned", session=session, target=info.pane_id, pid=info.pid,
                  argv=list(spec.argv), socket=tmux.socket)
     return {"session": session, "target": info.pane_id, "initial_input": getattr(spec, "initial_input", None)}

@@ -338,8 +338,8 @@ class Supervisor:
 
         if info is not None and info.dead and not info.settled:
             t.dead_since = t.dead_since or now
-            if now - t.dead_since < 2.0:
-                return  # tmux has not reaped it yet; its exit status follows shortly
+            if now - t.dead_since < 2.0 and not control.exit_file(self.home, t.job_id).exists():
+                return  # neither tmux nor the wrapper has told the exit status yet
         if info is None or info.dead:
             control.settle_exit(self.home, self.tmux, t.job_id, info, actor="supervisor")
             self.tracked.pop(t.job_id, None)

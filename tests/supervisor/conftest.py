@@ -1,0 +1,89 @@
+"""Fixtures for the supervisor's end-to-end tests: a home with a lane and fast timings, and real
+`zen supervise` processes (killed afterwards, with zen's private tmux server)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT, wait_until
+from zen.orchestration.status import supervisor_pid
+from zen.store.home import Home
+
+FAST = {"tick: 0.25s": "tick: 0.05s", "idle_after: 2s": "idle_after: 0.5s", "kill_grace: 5s": "kill_grace: 1s"}
+
+
+def make_fast(home: Path, **extra: str) -> None:
+    cfg = home / "zen.yaml"
+    text = cfg.read_text()
+    for old, new in FAST.items():
+        assert old in text
+        text = text.replace(old, new)
+    for old, new in extra.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    cfg.write_text(text)
+
+
+@pytest.fixture
+def zh(lane: Path, home: Path) -> Path:
+    """A home with lane 'app' (the `lane` repo) and supervisor timings fit for tests."""
+    make_fast(home)
+    return home
+
+
+class Supervisors:
+    def __init__(self, home: Path, logdir: Path) -> None:
+        self.home = home
+        self.logdir = logdir
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, env: dict[str, str] | None = None, wait: bool = True) -> subprocess.Popen[bytes]:
+        n = len(self.procs)
+        out = (self.logdir / f"supervisor-{n}.out").open("wb")
+        proc = subprocess.Popen([sys.executable, "-m", "zen", "supervise"], cwd=REPO_ROOT,
+                                env={**os.environ, "ZEN_HOME": str(self.home), **(env or {})},
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.procs.append(proc)
+        if wait:
+            wait_until(lambda: supervisor_pid(Home(self.home)) == proc.pid, timeout=20,
+                       message="the supervisor to take its lock")
+        return proc
+
+    def kill9(self, proc: subprocess.Popen[bytes]) -> None:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> int:
+        proc.send_signal(signal.SIGTERM)
+        return proc.wait(timeout=20)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=10)
+        subprocess.run(["tmux", "-L", Home(self.home).tmux_socket, "kill-server"], capture_output=True,
+                       check=False)
+
+
+@pytest.fixture
+def sups(zh: Path, tmp_path: Path) -> Iterator[Supervisors]:
+    s = Supervisors(zh, tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sup(sups: Supervisors) -> subprocess.Popen[bytes]:
+    """A running supervisor for `zh`."""
+    return sups.start()
+
+
+Start = Callable[..., subprocess.Popen[bytes]]
