@@ -123,9 +123,9 @@ def test_output_activity_cycles_working_and_waiting(zh: Path, sup) -> None:
     job = dispatch_cmd("echo a; sleep 1.5; echo b; sleep 1.5; echo c; exit 0", "cycles")
     wait_state(zh, job, "harvested", timeout=20)
     turns = [(e["type"], e.get("reason")) for e in events(zh, job) if e["type"].startswith("turn.")]
-    # quiet, output, quiet, output (then the exit): each change recorded once
-    assert turns == [("turn.waiting", "idle"), ("turn.working", None), ("turn.waiting", "idle"),
-                     ("turn.working", None)]
+    # quiet, output, quiet (then output and the exit, which may fall in one tick): each change once
+    assert turns[:3] == [("turn.waiting", "idle"), ("turn.working", None), ("turn.waiting", "idle")]
+    assert turns[3:] in ([], [("turn.working", None)])
 
 
 def test_a_question_on_a_quiet_screen_is_waiting_for_a_question(zh: Path, sup) -> None:
@@ -216,9 +216,9 @@ def test_the_agent_gets_the_supervisor_env_plus_zen_vars(zh: Path, lane: Path, s
 def test_setup_command_and_included_files(zh: Path, lane: Path, sups) -> None:
     (lane / ".env.local").write_text("TOKEN=local\n")
     cfg = zh / "zen.yaml"
-    text = cfg.read_text().replace("      domain: code\n",
-                                   "      domain: code\n      setup: echo prepared > setup.txt\n"
-                                   "      include: [.env.local, missing.txt]\n", 1)
+    text = cfg.read_text().replace("    domain: code\n",
+                                   "    domain: code\n    setup: echo prepared > setup.txt\n"
+                                   "    include: [.env.local, missing.txt]\n", 1)
     cfg.write_text(text)
     sups.start()
     job = dispatch_cmd("cat .env.local setup.txt > seen.txt; exit 0", "setup")
@@ -233,8 +233,8 @@ def test_setup_command_and_included_files(zh: Path, lane: Path, sups) -> None:
 
 def test_a_failing_setup_fails_the_job_without_starting_the_agent(zh: Path, sups) -> None:
     cfg = zh / "zen.yaml"
-    cfg.write_text(cfg.read_text().replace("      domain: code\n",
-                                           "      domain: code\n      setup: echo broken; exit 4\n", 1))
+    cfg.write_text(cfg.read_text().replace("    domain: code\n",
+                                           "    domain: code\n    setup: echo broken; exit 4\n", 1))
     sups.start()
     job = dispatch_cmd("echo never > never.txt", "badsetup")
     s = wait_state(zh, job, "failed")
