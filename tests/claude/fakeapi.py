@@ -8,6 +8,10 @@ comes back with the tool's result in the next request.
 Which step to answer with is read from the conversation in the request, so a retried or repeated
 request gets the same answer: the number of `tool_result` blocks (one per tool step already run)
 plus the number of assistant messages that made no tool call (one per text step already said).
+String inputs may say `{cwd}`: it becomes the working directory Claude Code reports in the
+request ("Primary working directory: ..."), i.e. the job's worktree, which a test cannot know
+before zen creates it.
+
 Requests without tools (side requests such as a title) get a short text and do not move the script.
 
 Every request is recorded (path, headers, parsed body, the step answered) for the test to assert on.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -82,6 +87,24 @@ def _result_text(block: dict[str, Any]) -> str:
     if isinstance(content, list):
         return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
     return ""
+
+
+_CWD = re.compile(r"Primary working directory: ([^\s\\\"]+)")
+
+
+def working_dir(body: dict[str, Any]) -> str:
+    found = _CWD.search(json.dumps(body.get("system"))) or _CWD.search(json.dumps(body.get("messages")))
+    return found.group(1) if found else ""
+
+
+def _fill(value: Any, cwd: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{cwd}", cwd)
+    if isinstance(value, dict):
+        return {k: _fill(v, cwd) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, cwd) for v in value]
+    return value
 
 
 def position(body: dict[str, Any]) -> int:
@@ -191,7 +214,8 @@ class FakeAPI:
                                                            "name": step.name, "input": {}}}),
                 ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                          "delta": {"type": "input_json_delta",
-                                                   "partial_json": json.dumps(step.input)}}),
+                                                   "partial_json": json.dumps(
+                                                       _fill(step.input, working_dir(body)))}}),
                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             ]
             stop = "tool_use"

@@ -94,3 +94,29 @@ def test_zen_hook_stop_records_turn_waiting_then_usage_from_the_transcript(home:
     assert len(used) == 1       # SessionEnd found nothing new
     assert used[0]["input_tokens"] == 10 and used[0]["cost_usd"] > 0
     assert used[0]["model"] == "claude-sonnet-4-5"
+
+
+def test_record_waits_for_the_turns_last_message_to_reach_the_transcript(tmp_path: Path) -> None:
+    """Claude Code writes the transcript asynchronously; at Stop the last answer may still be on
+    its way. record() waits (briefly) for the message Stop reported."""
+    import threading
+
+    job_dir = tmp_path / "zh" / "jobs" / "j3"
+    job_dir.mkdir(parents=True)
+    events.append(job_dir, "j3", "task.received")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(_line("m1", "r1") + "\n")
+    late = json.loads(_line("m2", "r2"))
+    late["message"]["content"] = [{"type": "text", "text": "All done."}]
+
+    def write_late() -> None:
+        with transcript.open("a") as f:
+            f.write(json.dumps(late) + "\n")
+
+    timer = threading.Timer(0.4, write_late)
+    timer.start()
+    try:
+        ev = usage.record(job_dir, "j3", str(transcript), last_message="All done.")
+    finally:
+        timer.join()
+    assert ev is not None and ev["input_tokens"] == 20     # both responses, in one event

@@ -75,7 +75,7 @@ class Job:
         return dict(data.get("state") or data)
 
     def screen(self) -> str:
-        r = zen("output", self.id)
+        r = zen("output", self.id, "--screen")
         return r.stdout if r.returncode == 0 else f"(zen output failed: {r.stderr.strip()})"
 
     def explain(self) -> str:

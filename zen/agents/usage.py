@@ -12,6 +12,7 @@ It runs from the `zen hook Stop` fast path, so it imports the standard library o
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,42 @@ def delta(now: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any] |
     return out
 
 
+def _says(lines: Iterable[str | bytes], words: str) -> bool:
+    """Whether an assistant line of the transcript carries the text `words`."""
+    want = words.strip()
+    for raw in lines:
+        if b'"assistant"' not in (raw if isinstance(raw, bytes) else raw.encode()):
+            continue
+        try:
+            line = json.loads(raw)
+        except (ValueError, TypeError):
+            continue
+        msg = line.get("message") if isinstance(line, dict) else None
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for block in content if isinstance(content, list) else []:
+            said = str(block.get("text", "")).strip() if isinstance(block, dict) and block.get("type") == "text" else ""
+            # Stop's last_assistant_message may join several text blocks: the last one ends it
+            if said and want.endswith(said):
+                return True
+    return False
+
+
+def wait_for_text(path: str | Path, words: str, timeout_s: float = 3.0) -> bool:
+    """Claude Code writes its transcript asynchronously: at Stop the turn's last message may not be
+    there yet. Wait (briefly) until an assistant line says `words`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with Path(path).expanduser().open("rb") as f:
+                if _says(f, words):
+                    return True
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def _recorded(events_path: Path, transcript: str) -> dict[str, Any]:
     """Sums of the usage events already in a job's timeline for one transcript."""
     sums: dict[str, Any] = {**dict.fromkeys(TOKEN_FIELDS, 0), "cost_usd": 0.0}
@@ -160,12 +197,16 @@ def _prices(home: Path) -> Mapping[str, Any]:
 
 
 def record(job_dir: Path, job_id: str, transcript_path: str, actor: str = "hook",
-           home: Path | None = None) -> dict[str, Any] | None:
+           home: Path | None = None, last_message: str | None = None) -> dict[str, Any] | None:
     """Append a `usage` event with what the transcript adds since this job's last usage event for
-    it (deltas, so state.json's sums are the totals). Returns the event, or None if nothing new."""
+    it (deltas, so state.json's sums are the totals). Returns the event, or None if nothing new.
+
+    `last_message` (Stop's `last_assistant_message`): wait until the transcript holds it first."""
     if not transcript_path:
         return None
     transcript = str(Path(transcript_path).expanduser())
+    if last_message and last_message.strip():
+        wait_for_text(transcript, last_message)
     from zen.store.atomic import flocked
     from zen.store.events import EVENTS, append
 

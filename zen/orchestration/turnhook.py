@@ -138,5 +138,6 @@ def _main(argv: list[str]) -> int:
         # turn event, so turn.waiting is never held up by it)
         from zen.agents import usage
 
-        usage.record(job_dir, job, str(payload["transcript_path"]), home=Path(home))
+        usage.record(job_dir, job, str(payload["transcript_path"]), home=Path(home),
+                     last_message=payload.get("last_assistant_message") if event == "Stop" else None)
     return 0
