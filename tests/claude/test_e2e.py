@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.claude.fakeapi import FakeAPI, bash, text
+from tests.claude.fakeapi import FakeAPI, bash, text, tool
 from tests.claude.zenrun import Job, dispatch, supervisor, transcript_of
 from tests.helpers import wait_until, zen
 
@@ -81,3 +81,144 @@ def test_usage_and_cost_reach_the_timeline_once_per_message(running: Path, api: 
     assert usage.get("cost_usd") == pytest.approx(3 * per_msg)
     transcript = transcript_of(job)
     assert transcript is not None and transcript.is_file()
+
+
+def _tool_results(transcript: Path) -> dict[str, dict]:
+    """tool_use_id -> the tool_result block Claude Code recorded in its transcript."""
+    from tests.claude.zenrun import transcript_lines
+
+    out: dict[str, dict] = {}
+    for line in transcript_lines(transcript):
+        content = (line.get("message") or {}).get("content") if line.get("type") == "user" else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                out[str(block.get("tool_use_id"))] = block
+    return out
+
+
+def _text(block: dict) -> str:
+    c = block.get("content")
+    if isinstance(c, list):
+        return "\n".join(str(x.get("text", "")) for x in c if isinstance(x, dict))
+    return str(c)
+
+
+def test_guardian_blocks_a_dangerous_command_and_allows_a_harmless_one(
+        running: Path, api: FakeAPI, tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "data.txt").write_text("keep me\n")
+    api.script = [bash(f"rm -rf {precious}", "tidy up"), bash("echo hello > hello.txt", "say hello"),
+                  text("Done.")]
+    job = Job(running, dispatch("Tidy and greet", "--lane", "app", "--name", "guarded"))
+
+    job.wait_event("turn.waiting", timeout=90, actor="hook")
+    denied = job.wait_event("guard.denied", timeout=10)
+    assert denied.get("rule"), denied
+    assert str(precious) in str(denied)
+    assert (precious / "data.txt").read_text() == "keep me\n"
+    allowed = job.wait_event("guard.allowed", timeout=10)
+    assert "echo hello" in str(allowed)
+    assert (running / "worktrees" / job.id / "hello.txt").read_text() == "hello\n"
+    # Claude was told the call was not run: an error tool_result, in its transcript and in the
+    # next request it sent
+    answer = api.tool_result_for(0)
+    assert answer is not None and answer.get("is_error") is True, answer
+    transcript = transcript_of(job)
+    assert transcript is not None
+    recorded = _tool_results(transcript)[api.tool_use_id(0)]
+    assert recorded.get("is_error") is True
+    assert "hook" in _text(recorded).lower() or "denied" in _text(recorded).lower()
+    assert recorded is not None and _tool_results(transcript)[api.tool_use_id(1)].get("is_error") is not True
+
+
+def test_write_and_edit_to_protected_paths_are_blocked(running: Path, api: FakeAPI,
+                                                      isolated_env: Path) -> None:
+    """Claude's own file tools (not only Bash) go through the guardian: a Write of the worktree's
+    .claude/settings.json and an Edit of zen's autonomy policy are blocked; an ordinary Write is not."""
+    policy = running / "policy" / "autonomy.yaml"
+    before = policy.read_text()
+    first_line = next(ln for ln in before.splitlines() if ln.strip())
+    api.script = [
+        tool("Write", file_path="{cwd}/.claude/settings.json", content='{"disableAllHooks": true}\n'),
+        tool("Read", file_path=str(policy)),
+        tool("Edit", file_path=str(policy), old_string=first_line, new_string="# loosened"),
+        tool("Write", file_path="{cwd}/notes.md", content="# Notes\n"),
+        text("Done."),
+    ]
+    job = Job(running, dispatch("Edit settings", "--lane", "app", "--name", "protect"))
+    job.wait_event("turn.waiting", timeout=90, actor="hook")
+    wt = running / "worktrees" / job.id
+    assert not (wt / ".claude" / "settings.json").exists()
+    assert policy.read_text() == before
+    denied = job.of("guard.denied")
+    assert any(".claude/settings.json" in str(d) for d in denied), job.explain()
+    assert any("autonomy.yaml" in str(d) for d in denied), job.explain()
+    assert all(d.get("rule") for d in denied)
+    for step in (0, 2):
+        res = api.tool_result_for(step)
+        assert res is not None and res.get("is_error") is True, (step, res)
+    # an ordinary file in the worktree is fine
+    assert (wt / "notes.md").read_text() == "# Notes\n"
+
+
+def test_harvest_puts_claudes_files_on_the_review_branch_and_finish_ends_it(
+        running: Path, api: FakeAPI, claude_lane: Path) -> None:
+    from tests.helpers import git
+
+    api.script = [bash("mkdir -p docs && echo 'from claude' > docs/claude.txt", "write a doc"),
+                  tool("Write", file_path="{cwd}/NOTES.md", content="# Notes by Claude\n"),
+                  text("Wrote two files.")]
+    job = Job(running, dispatch("Write docs", "--lane", "app", "--name", "harvestme"))
+    job.wait_event("turn.waiting", timeout=90, actor="hook")
+
+    r = zen("harvest", job.id)
+    assert r.returncode == 0, r.stderr + job.explain()
+    branch = f"zen/review/{job.id}"
+    assert git(claude_lane, "show", f"{branch}:docs/claude.txt") == "from claude"
+    assert git(claude_lane, "show", f"{branch}:NOTES.md") == "# Notes by Claude"
+    done = job.wait_event("harvest.done", timeout=10)
+    assert done["branch"] == branch
+    # harvesting a live agent leaves it running, at its prompt
+    assert job.state()["state"] == "waiting"
+    # zen never touched the lane's own checkout
+    assert git(claude_lane, "status", "--porcelain") == ""
+    assert not (claude_lane / "NOTES.md").exists()
+
+    r = zen("finish", job.id)
+    assert r.returncode == 0, r.stderr + job.explain()
+    exited = job.wait_event("agent.exited", timeout=60)
+    assert exited["exit_code"] == 0, exited
+    wait_until(lambda: job.state()["state"] in ("exited", "harvested"), timeout=30,
+               message="the job to end")
+    assert git(claude_lane, "show", f"{branch}:NOTES.md") == "# Notes by Claude"
+
+
+def test_kill_switch_mid_session_denies_the_next_write_and_allows_a_read(
+        running: Path, api: FakeAPI) -> None:
+    api.script = [text("Ready."),
+                  bash("echo changed > after-kill.txt", "write something"),
+                  bash("cat README.md", "read something"),
+                  text("Understood, observing only.")]
+    job = Job(running, dispatch("Wait for me", "--lane", "app", "--name", "killme"))
+    waiting = job.wait_event("turn.waiting", timeout=90, actor="hook")
+    spawned = job.of("agent.spawned")
+
+    r = zen("kill-switch", "--reason", "e2e test")
+    assert r.returncode == 0, r.stderr
+    assert (running / "control" / "KILL").exists()
+    assert zen("send", job.id, "carry on").returncode == 0
+    job.wait_event("turn.waiting", after_seq=waiting["seq"], timeout=60, actor="hook")
+
+    wt = running / "worktrees" / job.id
+    assert not (wt / "after-kill.txt").exists()
+    denied = job.of("guard.denied")
+    assert denied and "after-kill.txt" in str(denied[-1]), job.explain()
+    write_res, read_res = api.tool_result_for(1), api.tool_result_for(2)
+    assert write_res is not None and write_res.get("is_error") is True
+    assert read_res is not None and read_res.get("is_error") is not True
+    assert "# sample" in read_res["text"]
+    # nothing was restarted: still the one agent, the same session
+    assert job.of("agent.spawned") == spawned
+    assert "agent.exited" not in job.types()
+    zen("kill-switch", "--release")
