@@ -222,3 +222,66 @@ def test_kill_switch_mid_session_denies_the_next_write_and_allows_a_read(
     assert job.of("agent.spawned") == spawned
     assert "agent.exited" not in job.types()
     zen("kill-switch", "--release")
+
+
+def test_untrusted_lane_is_flagged_shows_a_dialog_wait_and_zen_lane_trust_fixes_it(
+        claude_home: Path, untrusted_repo: Path, api: FakeAPI, tmp_path: Path,
+        isolated_env: Path) -> None:
+    import json
+
+    r = zen("lane", "add", "fresh", str(untrusted_repo))
+    assert r.returncode == 0, r.stderr
+    said = r.stdout + r.stderr
+    assert "zen lane trust fresh" in said, said
+
+    api.script = [text("Hello from a trusted lane.")]
+    with supervisor(claude_home, tmp_path / "supervisor.log"):
+        early = Job(claude_home, dispatch("Before trust", "--lane", "fresh", "--name", "early"))
+        waiting = early.wait_event("turn.waiting", timeout=90, reason="dialog")
+        assert early.state()["state"] == "waiting"
+        assert "trust" in early.screen().lower()
+        assert not api.script_requests()         # Claude never got past the dialog
+
+        r = zen("lane", "trust", "fresh")
+        assert r.returncode == 0, r.stderr
+        projects = json.loads((isolated_env / ".claude.json").read_text())["projects"]
+        assert projects[str(untrusted_repo.resolve())]["hasTrustDialogAccepted"] is True
+        # what a returning user had in ~/.claude.json is still there
+        assert json.loads((isolated_env / ".claude.json").read_text())["hasCompletedOnboarding"] is True
+        r = zen("lane", "add", "fresh2", str(untrusted_repo))
+        assert "zen lane trust" not in r.stdout + r.stderr
+
+        later = Job(claude_home, dispatch("After trust", "--lane", "fresh", "--name", "later"))
+        done = later.wait_event("turn.waiting", timeout=90, actor="hook")
+        assert done["reason"] == "idle"
+        assert "turn.waiting" not in [e["type"] for e in later.events() if e.get("reason") == "dialog"]
+        # the early job still sits at its dialog, shown as waiting, not as working
+        assert early.state()["state"] == "waiting"
+        assert early.events()[-1]["seq"] >= waiting["seq"]
+        assert zen("cancel", early.id).returncode == 0
+
+
+def test_claude_and_sim_jobs_get_the_same_settings_file(running: Path, api: FakeAPI) -> None:
+    """The file zen hands Claude Code with --settings is byte for byte the one the sim agent reads,
+    so what the sim suite proves about hooks holds for Claude Code."""
+    api.script = [text("Hi.")]
+    claude_job = Job(running, dispatch("Hi", "--lane", "app", "--name", "cl"))
+    r = zen("dispatch", "Hi", "--lane", "app", "--agent", "sim", "--name", "si", "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    sim_job = Job(running, json.loads(r.stdout)["id"])
+    claude_spawn = claude_job.wait_event("agent.spawned", timeout=60)
+    sim_spawn = sim_job.wait_event("agent.spawned", timeout=60)
+    claude_file = claude_job.dir / "claude-settings.json"
+    sim_file = sim_job.dir / "claude-settings.json"
+    assert claude_file.read_text() == sim_file.read_text()
+    argv = claude_spawn["argv"]
+    assert argv[argv.index("--settings") + 1] == str(claude_file)
+    assert str(sim_file) in sim_spawn["argv"]
+    # and Claude Code really ran the hooks from it: the guard and turn hooks reached the timeline
+    claude_job.wait_event("turn.waiting", timeout=90, actor="hook")
+    hooks = {e.get("hook") for e in claude_job.events() if e.get("actor") == "hook"}
+    assert {"UserPromptSubmit", "Stop"} <= hooks
+    registered = json.loads(claude_file.read_text())["hooks"]
+    assert {"UserPromptSubmit", "Stop", "PreToolUse"} <= set(registered)
