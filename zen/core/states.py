@@ -36,8 +36,9 @@ _MOVES: dict[str, JobStatus | None] = {
 _ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     S.queued: frozenset({S.queued, S.starting, S.working, S.failed, S.cancelled}),
     S.starting: frozenset({S.starting, S.working, S.waiting, S.exited, S.failed, S.cancelled, S.queued}),
-    S.working: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled, S.harvested}),
-    S.waiting: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled, S.harvested}),
+    # a harvest of a live agent (zen harvest) is a snapshot: the job stays working / waiting
+    S.working: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled}),
+    S.waiting: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled}),
     S.exited: frozenset({S.harvested, S.failed, S.cancelled, S.queued}),
     # a re-harvest (zen harvest twice) keeps the job harvested with the newer commit
     S.harvested: frozenset({S.harvested}),
