@@ -285,3 +285,18 @@ def test_claude_and_sim_jobs_get_the_same_settings_file(running: Path, api: Fake
     assert {"UserPromptSubmit", "Stop"} <= hooks
     registered = json.loads(claude_file.read_text())["hooks"]
     assert {"UserPromptSubmit", "Stop", "PreToolUse"} <= set(registered)
+
+
+def test_zen_finish_ends_a_waiting_claude_cleanly_and_records_the_exit(running: Path, api: FakeAPI) -> None:
+    api.script = [text("Nothing to do.")]
+    job = Job(running, dispatch("Nothing", "--lane", "app", "--name", "finishme"))
+    job.wait_event("turn.waiting", timeout=90, actor="hook")
+    r = zen("finish", job.id)
+    assert r.returncode == 0, r.stderr + job.explain()
+    exited = job.wait_event("agent.exited", timeout=60)
+    assert exited["exit_code"] == 0 and not exited.get("signal"), exited
+    # Claude Code ended its own session (its SessionEnd hook ran), it was not killed
+    assert any(e.get("hook") == "SessionEnd" for e in job.events()), job.explain()
+    wait_until(lambda: job.state()["state"] in ("exited", "harvested"), timeout=30,
+               message="the job to end")
+    assert job.of("harvest.done")
