@@ -26,6 +26,7 @@ mkdir -p "$prefix"
 [ -f "$prefix/package.json" ] || echo '{"name":"zen-claude-code-cache","private":true}' >"$prefix/package.json"
 echo "install.sh: installing @anthropic-ai/claude-code@$VERSION into $prefix" >&2
 if ! npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+        --fetch-retries=1 --fetch-timeout=60000 \
         "@anthropic-ai/claude-code@$VERSION" >&2; then
     echo "install.sh: npm install of @anthropic-ai/claude-code@$VERSION failed (see above)" >&2
     exit 1
