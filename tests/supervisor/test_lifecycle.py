@@ -13,7 +13,6 @@ from tests.supervisor.util import (
     gap_free,
     review_files,
     review_show,
-    snap,
     types,
     wait_event,
     wait_state,

@@ -154,7 +154,7 @@ class Tmux:
         out: dict[str, PaneInfo] = {}
         if r.returncode != 0:
             err = r.stderr.lower()
-            if "no server running" in err or "error connecting" in err or "no such file" in err:
+            if any(s in err for s in ("no server running", "error connecting", "no such file", "no current target")):
                 return out  # no server: no panes
             raise TmuxError(f"tmux list-panes failed: {r.stderr.strip() or r.returncode}")
         for line in r.stdout.splitlines():
