@@ -22,7 +22,7 @@ from zen.store.home import Home
 
 def test_cancel_stops_harvests_and_marks_cancelled(zh: Path, lane: Path, sup) -> None:
     job = dispatch_cmd("echo partial > partial.txt; echo started; sleep 100", "cancel-me")
-    wait_until(lambda: (zh / "worktrees" / job / "partial.txt").exists(), timeout=15)
+    wait_until((zh / "worktrees" / job / "partial.txt").exists, timeout=15)
     r = zen("cancel", job)
     assert r.returncode == 0, r.stderr
     assert "cancelled" in r.stdout
@@ -79,7 +79,7 @@ def test_finish_a_sim_types_its_exit_command(zh: Path, lane: Path, tmp_path: Pat
 
 def test_finish_a_cmd_agent_sends_term_and_harvests(zh: Path, lane: Path, sup) -> None:
     job = dispatch_cmd("echo wip > wip.txt; sleep 100", "finish-cmd")
-    wait_until(lambda: (zh / "worktrees" / job / "wip.txt").exists(), timeout=15)
+    wait_until((zh / "worktrees" / job / "wip.txt").exists, timeout=15)
     r = zen("finish", job)
     assert r.returncode == 0, r.stderr
     s = wait_state(zh, job, "harvested")

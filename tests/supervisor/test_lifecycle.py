@@ -73,7 +73,7 @@ def test_acceptance_cmd_waits_then_works_after_send_then_exit_3(zh: Path, lane: 
     wait_state(zh, job, "working")
     wait_event(zh, job, "agent.spawned")
     # quiet since the read: waiting within idle_after (0.5 s) + 1 s of the last output
-    wait_until(lambda: (zh / "worktrees" / job / "draft.txt").exists(), timeout=10)
+    wait_until((zh / "worktrees" / job / "draft.txt").exists, timeout=10)
     s = wait_state(zh, job, "waiting", timeout=1.5)
     assert s.reason == "idle"
     r = zen("send", job, "forty-two")
