@@ -298,3 +298,18 @@ def test_the_users_default_tmux_server_is_untouched(zh: Path, sup) -> None:
     assert r.returncode == 0
     wait_state(zh, job, "harvested")
     assert not (sock_dir / "default").exists()
+
+
+def test_a_command_the_guardian_denies_never_runs(zh: Path, lane: Path, tmp_path: Path, sup) -> None:
+    victim = Path(os.environ["HOME"]) / "precious.txt"
+    victim.write_text("keep me\n")
+    job = dispatch_sim(zh, tmp_path, "sim-risky", [
+        {"bash": f"rm -f {victim}", "description": "delete outside the worktree"},
+        {"bash": "cat ~/.ssh/id_rsa", "description": "read a credential"},
+        {"say": "gave up"},
+        {"exit": 0},
+    ])
+    s = wait_state(zh, job, "harvested")
+    assert s.exit_code == 0 and victim.read_text() == "keep me\n"
+    log = (zh / "jobs" / job / "pane.log").read_text()
+    assert log.count("blocked:") == 2
