@@ -129,7 +129,12 @@ class Supervisor:
             self.recover()
             while not self.stopping:
                 self.heartbeat()
-                self.loop_once()
+                try:
+                    self.loop_once()
+                except ZenError as exc:  # e.g. zen.yaml mid-edit, tmux hiccup: try again next tick
+                    log.warning("supervisor pass failed: %s", exc)
+                except Exception:
+                    log.exception("supervisor pass failed unexpectedly; continuing")
                 if self.once:
                     break
                 self.watch.wait(self.tick_s)
