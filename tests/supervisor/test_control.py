@@ -17,6 +17,7 @@ from tests.supervisor.util import (
     wait_event,
     wait_state,
 )
+from zen.adapters.tmux import Tmux
 from zen.store.home import Home
 
 
@@ -46,8 +47,9 @@ def test_cancel_kills_an_agent_that_ignores_term(zh: Path, sup) -> None:
     r = zen("cancel", job)
     assert r.returncode == 0, r.stderr
     s = wait_state(zh, job, "cancelled")
-    assert s.exit_signal in (9, 15)
+    wait_event(zh, job, "agent.exited")
     wait_event(zh, job, "harvest.done")
+    assert Tmux.for_home(Home(zh)).pane(s.tmux_session) is None  # KILLed after the grace, closed
 
 
 def test_cancel_a_queued_job_without_a_supervisor_then_it_never_starts(zh: Path, sups) -> None:

@@ -46,8 +46,10 @@ set -g status-left-length 20
 _PANE_OWNED = frozenset({"TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
                          "COLUMNS", "LINES", "SHLVL", "_", "OLDPWD", "PWD"})
 PLACEHOLDER = ["sleep", "2147483647"]
-# sh -c EXIT_WRAPPER EXIT_FILE ARGV...: run ARGV, publish its status by rename, pass it on
-EXIT_WRAPPER = ('"$@"; c=$?; echo "$c" > "$0.tmp" && mv -f "$0.tmp" "$0"; '
+# sh -c EXIT_WRAPPER EXIT_FILE ARGV...: run ARGV, publish its status by rename, pass it on.
+# The wrapper outlives HUP/INT/TERM sent to the pane's process group (Ctrl-C in an attached
+# pane, zen's own TERM) so it can still write the agent's status; then it re-raises the signal.
+EXIT_WRAPPER = ('trap : HUP INT TERM; "$@"; c=$?; echo "$c" > "$0.tmp" && mv -f "$0.tmp" "$0"; '
                 'if [ "$c" -gt 128 ] && [ "$c" -lt 193 ]; then trap - HUP INT TERM; kill -$((c - 128)) $$; fi; '
                 'exit "$c"')
 WIDTH, HEIGHT = 200, 50

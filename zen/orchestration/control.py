@@ -197,10 +197,15 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, A
         raise ZenError(f"job {job_id} is {snap.state.value}, not waiting for input (--force types anyway)")
     tmux = Tmux.for_home(home)
     info = _live_pane(tmux, job_id, snap)
-    tmux.send_text(info.pane_id, text)
     shown = text if len(text) <= 2000 else text[:2000] + "..."
+    # recorded before typing, so the timeline reads input, then the work it caused
     ev = store.append(job_id, "input.sent", actor="human", text=shown, chars=len(text),
                       forced=bool(force and snap.state is not JobStatus.waiting))
+    try:
+        tmux.send_text(info.pane_id, text)
+    except ZenError as exc:
+        store.append(job_id, "input.failed", actor="human", reason=str(exc))
+        raise
     return {"job": job_id, "seq": ev["seq"], "state": snap.state.value}
 
 
