@@ -1,0 +1,204 @@
+"""The guardian's built-in floor: lists policy/guardian.yaml can add to but never remove from.
+
+Lean on purpose (imported by the hook). The default policy file repeats the host and path lists
+so a person reading it sees what is enforced; the compiled policy is always this floor plus the
+file, so deleting a line there weakens nothing.
+"""
+
+from __future__ import annotations
+
+# Raw HTTP calls to these hosts are denied whatever the method or key: reach them through
+# `zen gate NAME ...` (an integration declared in the policy).
+HIGH_CONSEQUENCE_HOSTS: dict[str, tuple[str, ...]] = {
+    "payments": (
+        "api.stripe.com", "files.stripe.com", "connect.stripe.com",
+        "api.paypal.com", "api-m.paypal.com", "api.sandbox.paypal.com", "api-m.sandbox.paypal.com",
+        "api.braintreegateway.com", "connect.squareup.com", "api.squareup.com",
+        "checkout-test.adyen.com", "*.adyen.com", "api.checkout.com", "api.razorpay.com",
+        "api.mollie.com", "api.gocardless.com",
+    ),
+    "marketing": (
+        "api.mailchimp.com", "*.api.mailchimp.com", "mandrillapp.com", "api.hubapi.com",
+        "api.hubspot.com", "api.klaviyo.com", "a.klaviyo.com", "api.brevo.com",
+        "api.sendinblue.com", "*.api-us1.com", "api.customer.io", "track.customer.io",
+        "api.iterable.com", "api.braze.com", "*.braze.com",
+    ),
+    "email_sms": (
+        "api.sendgrid.com", "api.twilio.com", "*.twilio.com", "api.postmarkapp.com",
+        "api.mailgun.net", "api.eu.mailgun.net", "api.resend.com", "api.sparkpost.com",
+        "rest.nexmo.com", "api.nexmo.com", "api.vonage.com", "rest.messagebird.com",
+        "api.plivo.com", "api.telnyx.com", "api.mailjet.com", "email.*.amazonaws.com",
+        "sns.*.amazonaws.com",
+    ),
+    "helpdesk": (
+        "*.zendesk.com", "api.intercom.io", "api.eu.intercom.io", "*.freshdesk.com",
+        "api.helpscout.net", "*.gorgias.com", "api.front.com", "*.kustomerapp.com",
+    ),
+}
+
+# Command-line clients of those services: running them is a raw call as well.
+VENDOR_CLIS: tuple[str, ...] = ("stripe", "twilio", "sendgrid", "mailchimp", "zendesk", "zcli",
+                                "paypal", "braintree", "square", "intercom", "mailgun")
+
+# Credential stores. `~/` entries are under the user's home; `/` entries are absolute globs;
+# bare names match a file or directory of that name anywhere.
+CREDENTIAL_PATHS: tuple[str, ...] = (
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/hub", "~/.netrc", "~/_netrc",
+    "~/.git-credentials", "~/.docker/config.json", "~/.npmrc", "~/.yarnrc", "~/.pypirc",
+    "~/.kube", "~/.config/gcloud", "~/.azure", "~/.password-store", "~/.local/share/keyrings",
+    "~/Library/Keychains", "~/.vault-token", "~/.pgpass", "~/.my.cnf", "~/.boto", "~/.s3cfg",
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials",
+    "~/.terraform.d/credentials.tfrc.json", "~/.config/op", "~/.op", "~/.claude/.credentials.json",
+    "~/.codex/auth.json", "~/.config/anthropic", "~/.config/openai", "~/.oci", "~/.ngrok2",
+    "~/.config/ngrok", "~/.config/heroku", "~/.netlify", "~/.config/netlify", "~/.vercel",
+    "~/.config/vercel", "~/.config/stripe", "~/.fly", "~/.supabase",
+    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/proc/*/environ",
+    "/run/secrets", "/var/run/secrets", "/root",
+    ".env", ".env.*", ".envrc", ".git-credentials", ".netrc", ".pgpass", ".vault-token",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    "*.keystore", "*.jks", "*.p12", "*.pfx",
+)
+
+# Files that look like credentials by name but are templates meant to be read.
+CREDENTIAL_EXCEPTIONS: tuple[str, ...] = (
+    ".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults", ".env.schema",
+    "*.example", "*.sample", "*.template",
+)
+
+# Directory names that give a credential store away even when the rest of a path is unknown.
+CREDENTIAL_DIR_NAMES: tuple[str, ...] = (".ssh", ".aws", ".gnupg", ".password-store", ".kube")
+
+# Commands that print credentials (argv prefix after the program, then flags of which any one
+# must be present; no flags = always).
+CREDENTIAL_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gh auth token", ()),
+    ("gh auth status", ("-t", "--show-token")),
+    ("git credential fill", ()),
+    ("git credential-store", ()),
+    ("git credential-cache", ()),
+    ("git credential-osxkeychain", ()),
+    ("git credential-libsecret", ()),
+    ("git credential-manager", ()),
+    ("aws configure get", ()),
+    ("aws configure export-credentials", ()),
+    ("aws sts get-session-token", ()),
+    ("aws ecr get-login-password", ()),
+    ("aws ecr get-login", ()),
+    ("aws codeartifact get-authorization-token", ()),
+    ("gcloud auth print-access-token", ()),
+    ("gcloud auth print-identity-token", ()),
+    ("gcloud auth application-default print-access-token", ()),
+    ("az account get-access-token", ()),
+    ("kubectl config view", ("--raw", "--flatten")),
+    ("kubectl create token", ()),
+    ("security find-generic-password", ("-w", "-g")),
+    ("security find-internet-password", ("-w", "-g")),
+    ("security dump-keychain", ()),
+    ("security export", ()),
+    ("secret-tool lookup", ()),
+    ("secret-tool search", ()),
+    ("gpg --export-secret-keys", ()),
+    ("gpg --export-secret-subkeys", ()),
+    ("gpg2 --export-secret-keys", ()),
+    ("pass show", ()),
+    ("op read", ()),
+    ("op item get", ()),
+    ("op inject", ()),
+    ("vault read", ()),
+    ("vault kv get", ()),
+    ("vault token lookup", ()),
+    ("vault print token", ()),
+    ("heroku auth:token", ()),
+    ("npm token list", ()),
+    ("npm token create", ()),
+    ("doctl auth token", ()),
+    ("fly auth token", ()),
+    ("flyctl auth token", ()),
+    ("docker-credential-desktop get", ()),
+    ("docker-credential-pass get", ()),
+    ("docker-credential-secretservice get", ()),
+    ("docker-credential-osxkeychain get", ()),
+    ("keyring get", ()),
+)
+
+# Read-only programs: allowed at `observe`. Arguments are still checked (credential paths, ...).
+READ_ONLY_COMMANDS: tuple[str, ...] = (
+    "ls", "dir", "vdir", "cat", "tac", "head", "tail", "less", "more", "most", "wc", "grep",
+    "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "zcat", "bzcat", "xzcat", "zstdcat", "find",
+    "locate", "tree", "du", "df", "stat", "file", "pwd", "echo", "printf", "true", "false", ":",
+    "test", "[", "[[", "which", "whereis", "type", "command", "hash", "basename", "dirname",
+    "realpath", "readlink", "date", "cal", "whoami", "id", "groups", "hostname", "uname",
+    "uptime", "nproc", "free", "arch", "lsb_release", "sleep", "seq", "yes", "cut", "paste",
+    "join", "comm", "diff", "cmp", "sdiff", "colordiff", "nl", "fold", "fmt", "column", "od",
+    "hexdump", "xxd", "strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+    "sha512sum", "b2sum", "cksum", "sum", "base64", "base32", "basenc", "iconv", "tr", "rev",
+    "expand", "unexpand", "look", "jq", "yq", "sort", "uniq", "tsort", "numfmt", "expr", "bc",
+    "dc", "factor", "ps", "pgrep", "pidof", "top", "htop", "lsof", "pstree", "w", "who", "last",
+    "tty", "locale", "getconf", "man", "help", "info", "apropos", "whatis", "cd", "pushd",
+    "popd", "dirs", "jobs", "wait", "history", "times", "ulimit", "env_parallel", "tput",
+    "clear", "reset", "printenv", "lscpu", "lsblk", "lsusb", "lspci", "ip", "ifconfig",
+    "netstat", "ss", "dig", "nslookup", "host", "ping", "traceroute", "getent", "id", "nm",
+    "objdump", "readelf", "ldd", "size", "cloc", "tokei", "scc", "wc", "diffstat", "shellcheck",
+    "awk", "gawk", "mawk", "nawk", "sed", "gsed", "zless", "bat", "batcat", "exa", "eza",
+    "fd", "fdfind", "fzf", "delta", "difft", "tldr", "cowsay", "test", "nvidia-smi",
+)
+
+# Programs that only take data (no file paths): their arguments are never read as paths.
+DATA_ONLY_COMMANDS: tuple[str, ...] = (
+    "echo", "printf", "true", "false", ":", "test", "[", "[[", "sleep", "seq", "yes", "expr",
+    "date", "basename", "dirname", "which", "whereis", "type", "hash", "command", "help", "man",
+    "info", "apropos", "whatis", "tput", "factor", "numfmt", "cal", "printenv", "getent",
+    "dig", "nslookup", "host", "ping", "traceroute", "cowsay", "tldr", "pgrep", "pidof",
+    "kill", "pkill", "killall", "ulimit", "umask", "exit", "return", "shift", "wait", "jobs",
+    "bg", "fg", "disown", "set", "shopt", "unalias", "break", "continue", "stat",
+)
+
+# System administration: with `require_approval.system_commands` on, these need a human.
+SYSTEM_COMMANDS: tuple[str, ...] = (
+    "systemctl", "service", "journalctl", "launchctl", "initctl", "rc-service", "apt", "apt-get",
+    "aptitude", "dpkg", "yum", "dnf", "rpm", "zypper", "pacman", "apk", "brew", "port", "snap",
+    "flatpak", "crontab", "at", "batch", "mount", "umount", "swapon", "swapoff", "useradd",
+    "userdel", "usermod", "groupadd", "groupdel", "groupmod", "passwd", "chpasswd", "chsh",
+    "chfn", "visudo", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "sysctl",
+    "modprobe", "insmod", "rmmod", "kill", "pkill", "killall", "renice", "hostnamectl",
+    "timedatectl", "localectl", "update-alternatives", "ldconfig", "setcap", "setenforce",
+)
+
+# Network clients and package managers: with `require_approval.network_requests` on, these
+# (and any host an analysed client reaches) need a human.
+NETWORK_COMMANDS: tuple[str, ...] = (
+    "curl", "wget", "http", "https", "xh", "xhs", "httpie", "aria2c", "nc", "ncat", "netcat",
+    "telnet", "socat", "ssh", "scp", "sftp", "ftp", "lftp", "rsync", "openssl", "gh", "hub",
+    "glab", "aws", "gcloud", "gsutil", "az", "kubectl", "helm", "terraform", "pulumi",
+    "doctl", "flyctl", "fly", "heroku", "vercel", "netlify",
+)
+
+# (program, first words) that install or publish packages over the network.
+NETWORK_SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "pip": ("install", "download", "wheel"), "pip3": ("install", "download", "wheel"),
+    "uv": ("add", "sync", "pip", "tool"), "poetry": ("add", "install", "update", "publish"),
+    "pipenv": ("install", "update", "sync"), "npm": ("install", "i", "ci", "add", "update",
+                                                     "publish", "exec"),
+    "pnpm": ("install", "i", "add", "update", "publish", "dlx"), "yarn": ("install", "add",
+                                                                        "upgrade", "publish", "dlx"),
+    "bun": ("install", "add", "update", "publish", "x"), "cargo": ("install", "publish", "fetch",
+                                                                  "update"),
+    "go": ("get", "install", "mod"), "gem": ("install", "push", "update"),
+    "bundle": ("install", "update"), "composer": ("install", "require", "update"),
+    "docker": ("pull", "push", "login"), "podman": ("pull", "push", "login"),
+    "git": ("push", "fetch", "pull", "clone", "ls-remote", "submodule"), "twine": ("upload",),
+    "npx": (), "bunx": (), "pnpx": (), "uvx": (), "pipx": ("install", "run"),
+}
+
+# Framework commands that wipe a database (program, first words).
+DESTRUCTIVE_DB_COMMANDS: tuple[str, ...] = (
+    "dropdb", "dropuser", "mysqladmin drop", "rails db:drop", "rails db:reset", "rails db:purge",
+    "rails db:schema:load", "rake db:drop", "rake db:reset", "rake db:purge",
+    "rake db:schema:load", "manage.py flush", "manage.py reset_db", "manage.py sqlflush",
+    "django-admin flush", "prisma migrate reset", "sequelize db:drop", "knex migrate:rollback --all",
+    "mongo --eval db.dropDatabase()", "typeorm schema:drop", "alembic downgrade base",
+    "flask db downgrade base", "supabase db reset", "redis-cli flushall", "redis-cli flushdb",
+)
+
+# Shutting the machine down is never an agent's call.
+POWER_COMMANDS: tuple[str, ...] = ("shutdown", "reboot", "halt", "poweroff", "telinit")
