@@ -313,3 +313,17 @@ def test_a_command_the_guardian_denies_never_runs(zh: Path, lane: Path, tmp_path
     assert s.exit_code == 0 and victim.read_text() == "keep me\n"
     log = (zh / "jobs" / job / "pane.log").read_text()
     assert log.count("blocked:") == 2
+
+
+def test_a_permission_notification_shows_waiting_for_approval(zh: Path, tmp_path: Path, sup) -> None:
+    job = dispatch_sim(zh, tmp_path, "sim-approve", [
+        {"say": "I need to run the migration."},
+        {"notify": "Claude needs your permission to use Bash", "type": "permission_prompt"},
+        {"sleep": 30},
+    ])
+    s = wait_state(zh, job, "waiting")
+    assert s.reason == "approval"
+    ev = wait_event(zh, job, "turn.waiting", reason="approval")
+    assert ev["actor"] == "hook" and ev["hook"] == "Notification"
+    assert zen("cancel", job).returncode == 0
+    wait_state(zh, job, "cancelled")
