@@ -135,7 +135,7 @@ def turn_end(runs: int = 8) -> list[dict]:
             marker.mkdir()
             jobs = []
             for i in range(runs):
-                script = f"for n in 1 2 3 4 5; do echo working $n; sleep 0.1; done; date +%s.%N > {marker}/{i}; read x"
+                script = f"for n in 1 2 3 4 5; do sleep 0.1; echo working $n; done; date +%s.%N > {marker}/{i}; read x"
                 jobs.append(zen("dispatch", f"idle {i}", "--cmd", shlex.join(["sh", "-c", script]), env=env).stdout.strip())
             lat = []
             for i, job in enumerate(jobs):

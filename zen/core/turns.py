@@ -64,15 +64,18 @@ class TurnDetector:
         self.state = state
         self.reason = reason if state == WAITING else None
 
-    def observe(self, now: float, fingerprint: Any, screen_reason: str | None = None) -> Transition | None:
+    def observe(self, now: float, fingerprint: Any, screen_reason: str | None = None,
+                activity_at: float | None = None) -> Transition | None:
         """One look at the pane: `fingerprint` changes whenever it produced output; the screen
-        reading refines why it waits. Returns the transition to record, if any."""
+        reading refines why it waits; `activity_at` is when the output was actually written, if
+        known (the idle clock starts there, not at the moment we happened to look). Returns the
+        transition to record, if any."""
         changed = self.fingerprint is not None and fingerprint != self.fingerprint
         first = self.fingerprint is None
         self.fingerprint = fingerprint
         held = now < self.hold_until
         if changed:
-            self.last_activity = now
+            self.last_activity = now if activity_at is None else min(now, max(activity_at, self.last_activity))
             if self.state == WAITING and not held:
                 return self._move(now, WORKING, None)
             return None
@@ -86,6 +89,12 @@ class TurnDetector:
             # still silent, but the screen now shows why (e.g. an approval prompt finished drawing)
             return self._move(now, WAITING, screen_reason)
         return None
+
+    def idle_due_in(self, now: float) -> float | None:
+        """Seconds until silence would make a working turn waiting (None when not working)."""
+        if self.state != WORKING or self.fingerprint is None:
+            return None
+        return max(0.0, self.last_activity + self.idle_after_s - now, self.hold_until - now)
 
     def _move(self, now: float, state: str, reason: str | None) -> Transition:
         self.state = state

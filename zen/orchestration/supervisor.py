@@ -80,6 +80,12 @@ def take_lock(home: Home) -> int:
     return fd
 
 
+def det_size(det: TurnDetector) -> int | None:
+    """The pane-log size in the detector's last fingerprint (None before the first look)."""
+    fp = det.fingerprint
+    return fp[0] if isinstance(fp, tuple) and fp else None
+
+
 # -- per-job tracking ------------------------------------------------------------------------------------
 
 @dataclass
@@ -137,7 +143,7 @@ class Supervisor:
                     log.exception("supervisor pass failed unexpectedly; continuing")
                 if self.once:
                     break
-                self.watch.wait(self.tick_s)
+                self.watch.wait(self.next_wait())
         finally:
             self.watch.stop()
             for s, h in old.items():
@@ -161,6 +167,17 @@ class Supervisor:
         self.step_all()
         if not self.stopping:
             self.start_jobs()
+
+    def next_wait(self) -> float:
+        """Sleep a tick, or less when some agent's silence will reach idle_after sooner: a turn
+        end is noticed when it happens, not up to a tick later."""
+        now = time.monotonic()
+        wait = self.tick_s
+        for t in self.tracked.values():
+            due = t.detector.idle_due_in(now)
+            if due is not None:
+                wait = min(wait, due + 0.005)
+        return max(0.005, wait)
 
     def heartbeat(self, stopped: bool = False) -> None:
         now = time.monotonic()
@@ -366,9 +383,10 @@ class Supervisor:
             return
 
         try:
-            size = t.log_path.stat().st_size
+            st = t.log_path.stat()
+            size, written_at = st.st_size, now - max(0.0, time.time() - st.st_mtime)
         except OSError:
-            size = -1
+            size, written_at = -1, None
         fingerprint = (size, info.cursor)
         det = t.detector
         quiet = fingerprint == det.fingerprint
@@ -384,7 +402,7 @@ class Supervisor:
             reason = t.screen_reason
         else:
             t.screen_reason = None
-        tr = det.observe(now, fingerprint, reason)
+        tr = det.observe(now, fingerprint, reason, activity_at=written_at if size != det_size(det) else None)
         if t.initial_input is not None and det.state == WAITING:
             # the agent's first prompt goes in as typed input (aider cannot take it otherwise)
             text, t.initial_input = t.initial_input, None
