@@ -1,0 +1,185 @@
+"""Path facts for the guardian: resolution (lexical, then symlinks where they exist), the
+worktree sandbox, the guardian's own files and the credential stores.
+
+Lean on purpose (imported by the hook): stdlib only.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from fnmatch import fnmatchcase
+
+from zen.guard import defaults
+from zen.guard.shell import FOUND, UNK
+
+_GLOB = re.compile(r"[*?\[]")
+
+# Files in the zen home the guardian depends on: never written, deleted, moved or chmod-ed.
+HOME_PROTECTED = ("policy", "control", "approvals", "evidence", "incidents", "zen.yaml",
+                  "logs/.guard-cache.json")
+_SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
+_JOB_SETTINGS_RE = re.compile(r"^jobs/[^/]+/claude-settings\.json$")
+SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
+
+
+def under(path: str, root: str) -> bool:
+    """`path` is `root` or inside it."""
+    return path == root or path.startswith(root.rstrip("/") + "/") or root == "/"
+
+
+def strictly_under(path: str, root: str) -> bool:
+    return path != root and under(path, root)
+
+
+def norm(path: str, base: str | None) -> str | None:
+    """The absolute, normalised form of `path` (None when relative to an unknown base)."""
+    if not path.startswith("/"):
+        if base is None:
+            return None
+        path = base.rstrip("/") + "/" + path
+    out = posixpath.normpath(path)
+    return "/" + out.lstrip("/") if out.startswith("//") else out
+
+
+class Target:
+    """One path an operation touches. `children`: a glob or find/xargs stand-in below `path`
+    (the operation reaches what is inside, not `path` itself); `pattern` is that glob part."""
+
+    __slots__ = ("children", "path", "pattern")
+
+    def __init__(self, path: str, children: bool = False, pattern: str = "") -> None:
+        self.path = path
+        self.children = children
+        self.pattern = pattern
+
+    def __repr__(self) -> str:
+        return f"Target({self.path!r}{', children' if self.children else ''})"
+
+
+class Resolver:
+    def __init__(self, realpath: Callable[[str], str] | None) -> None:
+        self.realpath = realpath
+
+    def real(self, path: str, links: dict[str, str], follow_last: bool) -> str:
+        """Resolve links made earlier in the script and symlinks on disk (where they exist)."""
+        for _ in range(8):
+            changed = False
+            for link, dest in links.items():
+                if path == link and not follow_last:
+                    continue
+                if under(path, link) and link != "/":
+                    path = dest + path[len(link):]
+                    changed = True
+            if not changed:
+                break
+        if self.realpath is not None:
+            try:
+                if follow_last:
+                    path = self.realpath(path)
+                else:
+                    head, tail = posixpath.split(path)
+                    path = posixpath.join(self.realpath(head or "/"), tail) if tail else self.realpath(path)
+            except (OSError, ValueError):
+                pass
+        return path
+
+    def target(self, text: str, cwd: str | None, links: dict[str, str], follow_last: bool = False
+               ) -> Target | None:
+        """The Target of a word (None when its value or base is unknown)."""
+        if UNK in text or text == "":
+            return None
+        trailing = text.endswith("/")
+        if FOUND in text or _GLOB.search(text):
+            parts = text.split("/")
+            fixed: list[str] = []
+            pattern = ""
+            for p in parts:
+                if FOUND in p or _GLOB.search(p):
+                    pattern = p.replace(FOUND, "*")
+                    break
+                fixed.append(p)
+            base = "/".join(fixed) if fixed != [""] else "/"
+            if base == "":
+                base = "."
+            path = norm(base, cwd)
+            if path is None:
+                return None
+            return Target(self.real(path, links, True), True, pattern)
+        path = norm(text, cwd)
+        if path is None:
+            return None
+        return Target(self.real(path, links, follow_last or trailing), False)
+
+
+def glob_hits_dot(pattern: str, name: str) -> bool:
+    """Would the shell glob `pattern` match the dot-file `name` (dotglob off)?"""
+    return pattern.startswith(".") and fnmatchcase(name, pattern)
+
+
+def zen_protected(path: str, home: str | None, user_home: str | None, subtree: bool) -> str | None:
+    """What of zen's own files `path` touches (None when nothing). `subtree`: the operation
+    reaches everything below `path` (a delete or move)."""
+    if _SETTINGS_RE.search(path):
+        return "Claude Code settings (the hook registration)"
+    if subtree and path.rsplit("/", 1)[-1] == ".claude":
+        return "a .claude directory (the hook registration)"
+    if user_home:
+        uh = user_home.rstrip("/")
+        if path == uh + "/.claude.json" or (subtree and under(uh + "/.claude.json", path)):
+            return "~/.claude.json"
+        if subtree and under(uh + "/.claude", path):
+            return "~/.claude (the hook registration)"
+    if home:
+        h = home.rstrip("/") or "/"
+        for name in HOME_PROTECTED:
+            p = h + "/" + name
+            if under(path, p) or (subtree and under(p, path)):
+                return f"the guardian's own files ({name})"
+        if under(path, h + "/jobs"):
+            rel = path[len(h) + 1:]
+            if _JOB_SETTINGS_RE.match(rel) or (subtree and (rel == "jobs" or rel.count("/") <= 1)):
+                return "a job's hook registration (jobs/*/claude-settings.json)"
+    return None
+
+
+def credential_hit(path: str | None, text: str, user_home: str | None, extra: tuple[str, ...] = (),
+                   recursive: bool = False) -> str | None:
+    """The credential store a read of `path` (or of the word `text`) reaches, else None."""
+    uh = (user_home or "").rstrip("/")
+    cands: list[str] = []
+    if path is not None:
+        cands.append(path)
+    name_src = (path or "") + "/" + text.replace(UNK, "/")
+    comps = [c for c in name_src.split("/") if c]
+    base = comps[-1] if comps else ""
+    for entry in (*defaults.CREDENTIAL_PATHS, *extra):
+        if entry.startswith("~/"):
+            if not uh or path is None:
+                continue
+            p = uh + entry[1:]
+            if under(path, p) or (recursive and strictly_under(p, path)):
+                return entry
+        elif entry.startswith("/"):
+            if path is None:
+                continue
+            if _GLOB.search(entry):
+                parts = entry.split("/")
+                pp = path.split("/")
+                if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts)):
+                    return entry
+            elif under(path, entry) or (recursive and strictly_under(entry, path)):
+                return entry
+        else:
+            for c in comps:
+                if fnmatchcase(c, entry) and not _template(c):
+                    return entry
+    for c in comps[:-1] + [base]:
+        if c in defaults.CREDENTIAL_DIR_NAMES:
+            return c
+    return None
+
+
+def _template(name: str) -> bool:
+    return any(fnmatchcase(name, e) for e in defaults.CREDENTIAL_EXCEPTIONS)
