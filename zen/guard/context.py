@@ -1,0 +1,211 @@
+"""The one path from a tool call to a decision, shared by the hook, `zen guard check` and --batch.
+
+    Guard(home=None, env=None).check(call, cwd, worktree=None, act=False, audit=False) -> Decision
+
+It finds the home ($ZEN_HOME, else the nearest ancestor of the cwd holding zen.yaml), loads the
+compiled policy, works out the worktree (--worktree, else $ZEN_WORKTREE, else the
+`<home>/worktrees/<x>` directory holding the cwd) and the effective level (levels.py: the kill
+switch, then the domain), builds the Context and calls `decide()`. A decision of "approval" goes
+through approvals.py: with `act` (the hook) a granted approval is consumed and allows once, else
+a pending request is written; without `act` (a check from a shell) nothing is written or used.
+
+Fail closed: a broken policy denies before decide() is asked, a result that is not a Decision
+denies, and `safe_check` turns any exception into a deny (the hook turns it into exit 2).
+
+Lean: imported by the hook (stdlib + zen.guard.*).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision, ToolCall
+
+VALID = (ALLOW, DENY, APPROVAL)
+CONFIG_NAME = "zen.yaml"
+
+
+class HomeError(Exception):
+    """$ZEN_HOME (or --home) names a directory that is not a zen home."""
+
+
+def discover_home(cwd: str, explicit: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """--home, then $ZEN_HOME, then the nearest ancestor of `cwd` holding zen.yaml; else None."""
+    env = os.environ if env is None else env
+    for candidate, source in ((explicit, "--home"), (env.get("ZEN_HOME"), "$ZEN_HOME")):
+        if candidate:
+            path = os.path.abspath(os.path.expanduser(candidate))
+            if not os.path.isfile(os.path.join(path, CONFIG_NAME)):
+                raise HomeError(f"{source} points at {path}, which is not a zen home")
+            return path
+    here = os.path.abspath(cwd)
+    while True:
+        if os.path.isfile(os.path.join(here, CONFIG_NAME)):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def worktree_for(cwd: str, home: str | None, explicit: str | None = None,
+                 env: Mapping[str, str] | None = None) -> str | None:
+    """--worktree, else $ZEN_WORKTREE, else the <home>/worktrees/<x> directory holding `cwd`."""
+    env = os.environ if env is None else env
+    for candidate in (explicit, env.get("ZEN_WORKTREE")):
+        if candidate:
+            return os.path.abspath(os.path.expanduser(candidate))
+    if not home:
+        return None
+    wt = os.path.join(home, "worktrees")
+    for c in (os.path.abspath(cwd), os.path.realpath(cwd)):
+        for root in (wt, os.path.realpath(wt)):
+            if c.startswith(root + os.sep):
+                x = c[len(root) + 1:].split(os.sep, 1)[0]
+                if x:
+                    return os.path.join(root, x)
+    return None
+
+
+def subject(call: ToolCall) -> str:
+    """What the call acts on, for approvals and the audit: the command or the file path."""
+    if call.command is not None:
+        return call.command
+    if call.file_path is not None:
+        return call.file_path
+    return ""
+
+
+class Guard:
+    """Decisions for one process. `cache` (batch) keeps homes and levels per cwd between calls;
+    the kill switch is still checked on every call."""
+
+    def __init__(self, home: str | None = None, env: Mapping[str, str] | None = None,
+                 job_id: str | None = None, cache: bool = False) -> None:
+        self.explicit_home = home
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.job_id = job_id if job_id is not None else (self.env.get("ZEN_JOB_ID") or None)
+        self.cache = cache
+        self._homes: dict[str, str | None] = {}
+        self._policies: dict[str | None, tuple[Any, dict[str, Any]]] = {}
+        self._domains: dict[tuple[str, str], tuple[str, str | None]] = {}
+
+    # -- pieces --------------------------------------------------------------------------------
+
+    def home_for(self, cwd: str) -> str | None:
+        if self.cache and cwd in self._homes:
+            return self._homes[cwd]
+        home = discover_home(cwd, self.explicit_home, self.env)
+        if self.cache:
+            self._homes[cwd] = home
+        return home
+
+    def policy_for(self, home: str | None) -> tuple[Any, dict[str, Any]]:
+        if home in self._policies:
+            return self._policies[home]
+        from zen.guard.policy import load_policy
+
+        loaded = load_policy(home)
+        self._policies[home] = loaded
+        return loaded
+
+    def level_for(self, home: str | None, cwd: str, autonomy: dict[str, Any]) -> tuple[str, str | None]:
+        from zen.guard import levels
+
+        if not self.cache:
+            return levels.level_for(home, self.job_id, cwd, autonomy)
+        key = (home or "", cwd)
+        if key not in self._domains:
+            self._domains[key] = levels.level_for(home, self.job_id, cwd, autonomy)
+        level, domain = self._domains[key]
+        if levels.kill_switch_on(home):
+            return "observe", domain
+        return levels.level_of(autonomy, domain) if home else level, domain
+
+    def context(self, cwd: str, worktree: str | None = None) -> tuple[Context, Any]:
+        cwd = os.path.abspath(os.path.expanduser(cwd))
+        home = self.home_for(cwd)
+        policy, autonomy = self.policy_for(home)
+        level, domain = self.level_for(home, cwd, autonomy)
+        ctx = Context(cwd=cwd, worktree=worktree_for(cwd, home, worktree, self.env), home=home,
+                      user_home=self.env.get("HOME") or None, level=level, domain=domain,
+                      job_id=self.job_id, env=self.env, realpath=os.path.realpath)
+        return ctx, policy
+
+    # -- the decision --------------------------------------------------------------------------
+
+    def check(self, call: ToolCall, cwd: str, worktree: str | None = None, *, act: bool = False,
+              audit: bool = False) -> Decision:
+        """The decision on `call`; raises on internal errors (see safe_check)."""
+        try:
+            ctx, policy = self.context(cwd, worktree)
+        except HomeError as exc:
+            ctx = None
+            decision = Decision(DENY, "guard.home", f"{exc}; fix $ZEN_HOME (the guardian cannot find its policy)")
+        else:
+            decision = self.decide(call, ctx, policy)
+            if decision.decision == APPROVAL:
+                from zen.guard import approvals
+
+                decision = approvals.resolve(ctx, call, decision, act=act)
+        if audit:
+            from zen.guard import audit as audit_mod
+
+            audit_mod.record(ctx, call, decision, self.job_id)
+        return decision
+
+    def decide(self, call: ToolCall, ctx: Context, policy: Any) -> Decision:
+        if getattr(policy, "invalid", None):
+            return Decision(DENY, "policy.invalid",
+                            f"the guardian's policy is broken, so everything is denied until it is fixed: {policy.invalid}")
+        if self.env.get("ZEN_GUARD_SELFTEST_CRASH") == "1":
+            raise RuntimeError("self-test crash inside the decision path (ZEN_GUARD_SELFTEST_CRASH=1)")
+        if self.env.get("ZEN_GUARD_SELFTEST_HANG") == "1":
+            import time
+
+            time.sleep(60)
+        from zen.guard.decide import decide
+
+        d = decide(call, ctx, policy)
+        if not isinstance(d, Decision) or d.decision not in VALID:
+            return Decision(DENY, "guard.error", f"the decision core returned {d!r}, not a decision")
+        if not d.rule or not isinstance(d.reason, str):
+            return Decision(d.decision if d.decision != ALLOW else DENY, d.rule or "guard.error",
+                            str(d.reason or "no reason given"))
+        return d
+
+    def safe_check(self, call: ToolCall, cwd: str, worktree: str | None = None, **kw: Any) -> Decision:
+        """check(), with any internal error turned into a deny that names it."""
+        try:
+            return self.check(call, cwd, worktree, **kw)
+        except Exception as exc:
+            return Decision(DENY, "guard.error", f"internal error, denied to be safe ({type(exc).__name__}: {exc})")
+
+
+def call_from_record(rec: Any) -> tuple[ToolCall, str | None, str | None]:
+    """A --batch line ({"command", "cwd"} or {"tool", "file_path", "cwd"}) as (call, cwd, worktree).
+    Raises ValueError with a one-line reason for a line that is not one of those."""
+    if not isinstance(rec, dict):
+        raise ValueError("the line is not a JSON object")
+    cwd = rec.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ValueError("cwd must be a string")
+    worktree = rec.get("worktree")
+    if worktree is not None and not isinstance(worktree, str):
+        raise ValueError("worktree must be a string")
+    tool = rec.get("tool") or rec.get("tool_name")
+    if "tool_input" in rec:
+        if not isinstance(tool, str) or not isinstance(rec["tool_input"], dict):
+            raise ValueError("tool_name must be a string and tool_input an object")
+        return ToolCall.from_hook(tool, rec["tool_input"]), cwd, worktree
+    if tool is None or tool == "Bash":
+        command = rec.get("command")
+        if not isinstance(command, str):
+            raise ValueError("the line has no command (a string) and no tool")
+        return ToolCall(tool="Bash", command=command, raw={"command": command}), cwd, worktree
+    if not isinstance(tool, str):
+        raise ValueError("tool must be a string")
+    fields = {k: v for k, v in rec.items() if k not in ("tool", "tool_name", "cwd", "worktree")}
+    return ToolCall.from_hook(tool, fields), cwd, worktree
