@@ -112,6 +112,7 @@ def read_lanes(home: str) -> dict[str, dict[str, str]]:
     inside = False
     name_indent: int | None = None
     current: dict[str, str] | None = None
+    pending: tuple[str, int] | None = None
     for raw in lines:
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
@@ -132,14 +133,23 @@ def read_lanes(home: str) -> dict[str, dict[str, str]]:
         if name_indent is None:
             name_indent = indent
         if indent == name_indent:
+            pending = None
             key, sep, _ = stripped.partition(":")
             if not sep:
                 return _lanes_ruamel(home)
             current = lanes.setdefault(_scalar(key), {})
         elif current is not None:
+            if pending is not None and indent > pending[1]:
+                # a long scalar that the writer moved to the next line(s)
+                prev = current.get(pending[0], "")
+                current[pending[0]] = (prev + " " + _scalar(stripped)).strip()
+                continue
             key, sep, value = stripped.partition(":")
-            if sep:
+            if sep and (not value or value[0] in " \t"):
                 current[key.strip()] = _scalar(value)
+                pending = (key.strip(), indent) if not value.strip() else None
+            else:
+                pending = None
     return lanes
 
 
