@@ -253,8 +253,35 @@ def finish(home: Home, ref: str) -> dict[str, Any]:
     return stop_job(home, job_id, keys=keys, actor="human", reason="finish")
 
 
+def _claim_pending(home: Home, ref: str) -> bool:
+    """A task still in spool/new has no job yet: take it in (as the supervisor would) so it can
+    be cancelled like any queued job. False when `ref` names no pending task."""
+    from zen.core.refs import resolve
+    from zen.errors import NotFound
+    from zen.orchestration.query import pending_tasks
+    from zen.store import spool
+    from zen.store.jobs import load_task_text
+
+    names = {t["id"]: t["name"] for t in pending_tasks(home)}
+    try:
+        job_id = resolve(ref, names)
+    except NotFound:
+        return False
+    claimed = spool.claim(home, spool.new_dir(home) / f"{job_id}.yaml")
+    if claimed is not None:  # else a supervisor took it in first: it is a job now either way
+        JobStore(home).create(load_task_text(claimed.read_text(), str(claimed)))
+    return True
+
+
 def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
-    store, job_id, snap = _job(home, ref)
+    from zen.errors import NotFound
+
+    try:
+        store, job_id, snap = _job(home, ref)
+    except NotFound:
+        if not _claim_pending(home, ref):
+            raise
+        store, job_id, snap = _job(home, ref)
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
@@ -360,3 +387,17 @@ def attach_argv(home: Home, ref: str) -> list[str]:
     if not snap.state.live or not snap.tmux_session or tmux.pane(snap.tmux_session) is None:
         raise ZenError(f"job {job_id} is {snap.state.value} and has no live tmux session to attach to")
     return tmux.attach_argv(snap.tmux_session)
+
+
+def stop_all(home: Home, reason: str) -> list[str]:
+    """Stop every live agent (TERM, grace, KILL) and harvest it; all at once, not one grace
+    period after another. Returns the job ids stopped."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = JobStore(home)
+    live = [s.job for s in store.snapshots() if s.state.live]
+    if not live:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(live))) as pool:
+        list(pool.map(lambda j: stop_job(home, j, actor="human", reason=reason), live))
+    return live

@@ -53,8 +53,9 @@ class Report:
 
 
 def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = None,
-        settings_file: Path | None = None) -> Report:
-    """All checks; `lane` narrows the lane checks; `settings_file` is a job's hook settings to test."""
+        settings_file: Path | None = None, settings: dict[str, Any] | None = None) -> Report:
+    """All checks; `lane` narrows the lane checks; `settings_file` / `settings` is the hook
+    registration a job will get, whose Bash hook command is the one self-tested."""
     from zen.store.config import Config
 
     report = Report()
@@ -67,7 +68,15 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
     report.add("config", PASS, "zen.yaml parses")
     _policy(home, report)
     _incidents(home, report)
-    _guardian_selftest(home, report, hook_argv, settings_file)
+    if settings is not None:
+        argv = hook_command_from_data(settings)
+        if argv is None:
+            report.add("guardian self-test", FAIL, "the job's settings register no PreToolUse hook for Bash: "
+                       "commands would run unchecked")
+        else:
+            _guardian_selftest(home, report, argv, None)
+    else:
+        _guardian_selftest(home, report, hook_argv, settings_file)
     lanes = cfg.lanes
     names = [lane] if lane else sorted(lanes)
     for name in names:
@@ -108,7 +117,7 @@ def _policy(home: Home, report: Report) -> None:
         else:
             report.add("guardian policy", PASS, "policy/guardian.yaml and incident rules compile")
     try:
-        from zen.orchestration.autonomy import load_policy, level_of
+        from zen.orchestration.autonomy import level_of, load_policy
 
         policy = load_policy(home)
         for domain in (policy.get("domains") or {}):
@@ -133,13 +142,52 @@ def _incidents(home: Home, report: Report) -> None:
 def hook_command_from_settings(settings_file: Path) -> list[str] | None:
     """The PreToolUse Bash hook command a settings file registers (what the agent will run)."""
     try:
-        data = json.loads(settings_file.read_text())
+        return hook_command_from_data(json.loads(settings_file.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def hook_command_from_data(data: Any) -> list[str] | None:
+    try:
         for group in data["hooks"]["PreToolUse"]:
             if "Bash" in str(group.get("matcher", "")).split("|"):
                 return ["sh", "-c", group["hooks"][0]["command"]]
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError):
         return None
     return None
+
+
+_SPAWN_CACHE: dict[tuple[Any, ...], tuple[float, Report]] = {}
+SPAWN_CACHE_TTL_S = 30.0
+
+
+def _sources_key(home: Home) -> tuple[Any, ...]:
+    """What a preflight result depends on that can change between spawns."""
+    paths = [home.config_path, home.kill_file, *sorted(home.policy.glob("*.yaml")), *sorted(home.incidents.glob("*.yaml"))]
+    out = []
+    for p in paths:
+        try:
+            st = p.stat()
+            out.append((str(p), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(p), None, None))
+    return tuple(out)
+
+
+def for_spawn(home: Home, lane: str | None, settings: dict[str, Any]) -> Report:
+    """Preflight before a spawn. A passing report is reused for a short while when nothing it
+    depends on changed (policy, incidents, zen.yaml, the kill switch, the hook command), so a
+    burst of spawns does not pay for the guardian self-test every time; failures are never reused."""
+    key = (str(home.root), lane, json.dumps(settings, sort_keys=True), _sources_key(home))
+    hit = _SPAWN_CACHE.get(key)
+    now = time.monotonic()
+    if hit is not None and now - hit[0] < SPAWN_CACHE_TTL_S:
+        return hit[1]
+    report = run(home, lane=lane, settings=settings)
+    if report.ok:
+        _SPAWN_CACHE.clear()
+        _SPAWN_CACHE[key] = (now, report)
+    return report
 
 
 def default_hook_argv() -> list[str]:
@@ -227,7 +275,7 @@ def _autonomy(home: Home, report: Report) -> None:
     """A domain above `suggest` should have a recorded promotion or override behind it."""
     try:
         from zen.core.model import Level
-        from zen.orchestration.autonomy import load_policy, level_of, read_evidence
+        from zen.orchestration.autonomy import level_of, load_policy, read_evidence
 
         policy = load_policy(home)
         odd = []

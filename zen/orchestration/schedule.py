@@ -68,18 +68,27 @@ def breaker_until(home: Home, cfg: Config, now: float) -> float | None:
     )
 
 
-def record_automatic_start(home: Home, cfg: Config, now: float) -> float | None:
-    """Count one automatic start; returns when the breaker is open until (None = closed)."""
+def try_automatic_start(home: Home, cfg: Config, now: float) -> bool:
+    """May one more piece of automatic work start now? Counts it when yes; when it would go
+    over the limit, opens the breaker for the hold period and says no."""
     path = home.control / BREAKER
     with flocked(home.control / ".breaker.lock"):
         data = load_breaker(home)
         window = cfg.seconds("breaker", "window")
-        starts = [float(t) for t in data.get("automatic_starts", []) if now - float(t) <= window] + [now]
-        until = core.breaker(starts, now=now, window_s=window, limit=int(cfg.get("breaker", "max_automatic")),
-                             hold_s=cfg.seconds("breaker", "hold"), open_until=data.get("open_until"))
+        limit = int(cfg.get("breaker", "max_automatic"))
+        starts = [float(t) for t in data.get("automatic_starts", []) if now - float(t) <= window]
+        until = data.get("open_until")
+        if until is not None and until > now:
+            return False
+        allowed = len(starts) + 1 <= limit
+        if allowed:
+            starts.append(now)
+            until = None
+        else:
+            until = now + cfg.seconds("breaker", "hold")
         atomic_write(path, json.dumps({"v": 1, "automatic_starts": starts, "open_until": until}) + "\n",
                      durable=False)
-    return until
+    return allowed
 
 
 def plan(home: Home, now: float | None = None, snaps: list[JobSnapshot] | None = None) -> list[core.Decision]:

@@ -206,6 +206,22 @@ def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *,
     return {"session": session, "target": info.pane_id, "initial_input": getattr(spec, "initial_input", None)}
 
 
+def run_preflight(home: Home, cfg: Config, store: JobStore, job_id: str) -> None:
+    """Preflight before the agent may start (DESIGN section 7): recorded either way; a FAIL
+    stops the spawn with the report in the timeline."""
+    from zen.agents.settings import hook_settings
+    from zen.orchestration import preflight
+
+    task = store.task(job_id)
+    report = preflight.for_spawn(home, task.lane, hook_settings(zen_argv()))
+    if not report.ok:
+        store.append(job_id, "preflight.failed", report=report.as_dict()["checks"])
+        first = report.failures[0]
+        raise SpawnError(f"preflight failed: {first.name}: {first.message}")
+    warnings = [c.as_dict() for c in report.checks if c.status == preflight.WARN]
+    store.append(job_id, "preflight.passed", warnings=warnings)
+
+
 def spawn(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) -> dict[str, Any]:
     """Start a queued job. Raises SpawnError (or another ZenError) when the start fails."""
     prepared = prepare(home, cfg, store, job_id)

@@ -21,6 +21,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +49,7 @@ class AlreadyRunning(ZenError):
     pass
 
 
-# -- scheduling: one replaceable function ----------------------------------------------------------
-
-def choose_to_start(queued: list[JobSnapshot], live: int, max_concurrent: int) -> list[str]:
-    """Which queued jobs start now: priority first (1 before 5), then age; at most
-    `max_concurrent` live at once. The scheduling issue (dependencies, retries, breaker)
-    replaces this function."""
-    free = max(0, max_concurrent - live)
-    order = sorted(queued, key=lambda s: (s.priority, s.created_at or "", s.job))
-    return [s.job for s in order[:free]]
-
+# -- scheduling: the pure plan in zen.core.schedule, fed by zen.orchestration.schedule ----------
 
 # -- the lock -----------------------------------------------------------------------------------------
 
@@ -264,8 +256,11 @@ class Supervisor:
 
     # -- scheduling and spawning -------------------------------------------------------------------------
     def start_jobs(self) -> None:
+        """Start what the plan says may start; fail jobs whose dependencies can never be met."""
         if not self.queued:
             return
+        from zen.orchestration import schedule
+
         snaps = []
         for job_id in sorted(self.queued):
             snap = self.store.snapshot(job_id)
@@ -273,11 +268,42 @@ class Supervisor:
                 snaps.append(snap)
             else:
                 self.queued.discard(job_id)  # cancelled (or otherwise moved on) while queued
-        for job_id in choose_to_start(snaps, len(self.tracked), self.max_concurrent):
+        if not snaps:
+            return
+        self.cfg = Config.load(self.home)
+        self.max_concurrent = int(self.cfg.get("supervisor", "max_concurrent_tasks"))
+        queued, _, _ = schedule.facts(self.home, snaps)
+        automatic = {q.id for q in queued if q.automatic}
+        deps = self._dep_states(queued)
+        now = time.time()
+        plan = schedule.core.plan(queued, deps, running=len(self.tracked), max_concurrent=self.max_concurrent,
+                                  breaker_until=schedule.breaker_until(self.home, self.cfg, now), now=now)
+        for d in plan:
             if self.stopping:
                 return
-            self.queued.discard(job_id)
-            self._start(job_id)
+            if d.action == "fail":
+                self.queued.discard(d.job)
+                self.store.append(d.job, "job.failed", reason=d.why)
+                self.store.snapshot(d.job)
+            elif d.action == "start":
+                if d.job in automatic and not schedule.try_automatic_start(self.home, self.cfg, time.time()):
+                    log.warning("circuit breaker open: holding automatic job %s", d.job)
+                    continue
+                self.queued.discard(d.job)
+                self._start(d.job)
+
+    def _dep_states(self, queued: list[Any]) -> dict[str, Any]:
+        from zen.core.schedule import DepState
+
+        out: dict[str, Any] = {}
+        for q in queued:
+            for dep in q.depends_on:
+                if dep not in out and self.store.exists(dep):
+                    s = self.store.snapshot(dep)
+                    out[dep] = DepState(s.state.value, s.exit_code)
+                elif dep not in out and (spool.new_dir(self.home) / f"{dep}.yaml").exists():
+                    out[dep] = DepState("queued")
+        return out
 
     def _start(self, job_id: str, resume: bool = False) -> None:
         try:
@@ -300,8 +326,65 @@ class Supervisor:
 
     def _fail_start(self, job_id: str, reason: str) -> None:
         self.tmux.kill_session(spawn.session_name(job_id))
-        self.store.append(job_id, "job.failed", reason=reason)
+        if not self._retry(job_id, reason):
+            self.store.append(job_id, "job.failed", reason=reason)
         self.store.snapshot(job_id)
+
+    def _retry(self, job_id: str, reason: str) -> bool:
+        """Schedule another start with exponential backoff if the task has retries left."""
+        from zen.core.schedule import backoff_s
+
+        try:
+            task = self.store.task(job_id)
+        except ZenError:
+            return False
+        done = sum(1 for e in self.store.events(job_id) if e.get("type") == "retry.scheduled")
+        if done >= task.max_retries:
+            return False
+        delay = backoff_s(done + 1, base_s=self.cfg.seconds("retry", "backoff_base"),
+                          factor=float(self.cfg.get("retry", "backoff_factor")),
+                          cap_s=self.cfg.seconds("retry", "backoff_cap"))
+        at = iso(datetime.fromtimestamp(time.time() + delay, UTC))
+        self.store.append(job_id, "retry.scheduled", attempt=done + 1, of=task.max_retries,
+                          delay_s=round(delay, 3), at=at, reason=reason)
+        self.queued.add(job_id)
+        log.info("job %s: retry %d of %d in %.1fs (%s)", job_id, done + 1, task.max_retries, delay, reason)
+        return True
+
+    def _early_failure(self, job_id: str, info: PaneInfo | None) -> str | None:
+        """A start that failed: the agent died with an error before finishing its first turn."""
+        if info is None or (info.exit_code in (0, None) and info.signal is None):
+            return None
+        events = self.store.events(job_id)
+        spawned = max((i for i, e in enumerate(events) if e.get("type") == "agent.spawned"), default=-1)
+        later = {e.get("type") for e in events[spawned + 1:]}
+        if spawned < 0 or later & {"turn.waiting", "input.sent", "job.cancelled", "job.timeout", "agent.exited"}:
+            return None
+        how = f"code {info.exit_code}" if info.exit_code is not None else f"signal {info.signal}"
+        return f"agent exited with {how} before its first turn"
+
+    def _settle(self, t: Tracked, info: PaneInfo | None) -> None:
+        info = control.with_exit_file(self.home, t.job_id, info)
+        why = None if t.cancelled else self._early_failure(t.job_id, info)
+        if why is not None:
+            try:
+                retries_left = self.store.task(t.job_id).max_retries > sum(
+                    1 for e in self.store.events(t.job_id) if e.get("type") == "retry.scheduled")
+            except ZenError:
+                retries_left = False
+            if retries_left:
+                control.append_exit_once(self.store, t.job_id, info, actor="supervisor")
+                self.tmux.kill_session(t.session)
+                self._retry(t.job_id, why)  # the worktree stays: the next attempt starts from it
+                return
+        control.settle_exit(self.home, self.tmux, t.job_id, info, actor="supervisor")
+        if self.cfg.get("supervisor", "auto_cleanup"):
+            snap = self.store.snapshot(t.job_id)
+            if snap.exit_code == 0 and snap.review_branch:
+                try:
+                    control.clean(self.home, t.job_id)
+                except ZenError as exc:
+                    log.info("auto_cleanup kept %s: %s", t.job_id, exc)
 
     def _track(self, job_id: str, snap: JobSnapshot) -> None:
         from zen.agents import get_adapter
@@ -363,8 +446,8 @@ class Supervisor:
             if now - t.dead_since < 2.0 and not control.exit_file(self.home, t.job_id).exists():
                 return  # neither tmux nor the wrapper has told the exit status yet
         if info is None or info.dead:
-            control.settle_exit(self.home, self.tmux, t.job_id, info, actor="supervisor")
             self.tracked.pop(t.job_id, None)
+            self._settle(t, info)
             self.store.snapshot(t.job_id)
             return
 
@@ -425,4 +508,4 @@ def run_supervisor(home: Home, *, once: bool = False) -> int:
     return Supervisor(home, once=once).run()
 
 
-__all__ = ["AlreadyRunning", "Supervisor", "choose_to_start", "run_supervisor", "take_lock"]
+__all__ = ["AlreadyRunning", "Supervisor", "run_supervisor", "take_lock"]
