@@ -82,7 +82,7 @@ def resolve_dependencies(home: Home, refs: list[str], own_name: str, own_id: str
     names = job_names(home, include_pending=True)
     out: list[str] = []
     for ref in refs:
-        if ref == own_name or ref == own_id:
+        if ref in (own_name, own_id):
             raise InvalidTask(f"the task cannot depend on itself ({ref!r})")
         try:
             out.append(resolve(ref, names, what="dependency"))
