@@ -251,3 +251,19 @@ def test_add_worktree_is_idempotent_and_refuses_a_bad_base(lane: Path, tmp_path:
         zgit.add_worktree(lane, tmp_path / "wt2", "zen/y", "no-such-branch")
     with pytest.raises(GitError, match="already exists"):
         zgit.add_worktree(lane, tmp_path / "wt3", "zen/x", "main")
+
+
+def test_harvest_works_when_the_repo_ignores_zens_own_dirs(tmp_path: Path) -> None:
+    """A user's .gitignore may list .zen/ already; the snapshot must still leave it out and work."""
+    from zen.adapters import git as g
+
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "r", {".gitignore": ".zen/\n.zen-tmp/\n", "a.txt": "a\n"})
+    wt = tmp_path / "wt"
+    g.add_worktree(repo, wt, "zen/x", "main")
+    (wt / "new.txt").write_text("new\n")
+    (wt / ".zen" / "private").write_text("zen's\n")
+    snap = g.snapshot_commit(wt, "snapshot")
+    files = g.out(repo, "ls-tree", "-r", "--name-only", snap.commit).splitlines()
+    assert "new.txt" in files and not any(f.startswith(".zen") for f in files)

@@ -1,8 +1,8 @@
 """The supervisor's git work: worktrees, snapshots of a live worktree, review branches, merge checks.
 
 The plain `git` binary does the work: every operation here is one or two plumbing commands, and a
-subprocess cannot leak the way a long-lived GitPython `Repo` does in a daemon. This is still the
-one module allowed to import GitPython, should a future need call for it (open it short-lived).
+subprocess cannot leak the way a long-lived GitPython `Repo` does in a daemon. Stdlib only, so
+the quick queries below serve `zen dispatch` and `zen lane add` too.
 
 Nothing here touches a worktree's index, HEAD or files while building a snapshot: it stages into
 a private temporary index (GIT_INDEX_FILE), so an agent can keep working during a harvest.
@@ -22,7 +22,6 @@ from zen.errors import GitError
 
 # zen's own files inside a worktree: never harvested, never committed by zen
 ZEN_PATHS = (".zen", ".zen-tmp")
-EXCLUDE_PATHSPECS = tuple(f":(exclude){p}" for p in ZEN_PATHS)
 
 # zen's snapshot commits carry a fixed identity, so harvest works on a machine with no git config
 ZEN_IDENTITY = {
@@ -67,6 +66,25 @@ def rev(repo: Path, ref: str) -> str | None:
     """The commit `ref` names, or None."""
     r = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def is_repo(path: Path) -> bool:
+    return path.is_dir() and git(path, "rev-parse", "--git-dir", check=False).returncode == 0
+
+
+def toplevel(path: Path) -> Path | None:
+    r = git(path, "rev-parse", "--show-toplevel", check=False)
+    return Path(r.stdout.strip()) if r.returncode == 0 else None
+
+
+def resolve_commit(repo: Path, ref: str) -> str | None:
+    r = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else None
+
+
+def current_branch(repo: Path) -> str | None:
+    r = git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return r.stdout.strip() if r.returncode == 0 else None
 
 
 def tree_of(repo: Path, commit: str) -> str:
@@ -179,8 +197,11 @@ def snapshot_tree(worktree: Path) -> str:
             shutil.copyfile(git_index, index)
         except FileNotFoundError:
             git(worktree, "read-tree", "HEAD", env=env, what="read HEAD into a scratch index")
-        git(worktree, "add", "--all", "--", ".", *EXCLUDE_PATHSPECS, env=env,
-            what="stage the worktree's files into a scratch index")
+        git(worktree, "add", "--all", "--", ".", env=env, what="stage the worktree's files into a scratch index")
+        # then drop zen's own dirs; not as :(exclude) pathspecs, which make `git add` fail when a
+        # user's .gitignore already ignores them
+        git(worktree, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *ZEN_PATHS, env=env,
+            what="leave zen's own files out of the snapshot")
         return out(worktree, "write-tree", env=env, what="write the snapshot tree")
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)

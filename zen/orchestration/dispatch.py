@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zen.adapters import gitcli
+from zen.adapters import git
 from zen.core.ids import iso, make_job_id, name_from_prompt, utcnow
 from zen.core.model import JobStatus, Task
 from zen.core.refs import resolve
@@ -50,13 +50,13 @@ def build_task(home: Home, cfg: Config, fields: dict[str, Any]) -> Task:
         f.setdefault("domain", lane.get("domain") or defaults.get("domain"))
     else:
         repo = Path(str(f["repo"])).expanduser().absolute()
-        if not gitcli.is_repo(repo):
+        if not git.is_repo(repo):
             raise InvalidTask(f"--repo {repo} is not a git repository")
-        f["repo"] = str(gitcli.toplevel(repo) or repo)
+        f["repo"] = str(git.toplevel(repo) or repo)
         repo = Path(f["repo"])
-        f.setdefault("base", gitcli.current_branch(repo) or "HEAD")
+        f.setdefault("base", git.current_branch(repo) or "HEAD")
         f.setdefault("domain", defaults.get("domain"))
-    if gitcli.resolve_commit(repo, str(f["base"])) is None:
+    if git.resolve_commit(repo, str(f["base"])) is None:
         raise InvalidTask(f"base {f['base']!r} does not resolve to a commit in {repo}")
 
     name = f.get("name") or name_from_prompt(str(prompt))

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zen.adapters import gitcli
+from zen.adapters import git
 from zen.core.model import Task
 
 
 def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, branch: str,
            base_commit: str, level: str | None = None, recent: int = 8) -> str:
-    log = gitcli.run(worktree, "log", "--oneline", "--no-decorate", f"-{recent}", base_commit)
+    log = git.git(worktree, "log", "--oneline", "--no-decorate", f"-{recent}", base_commit, check=False)
     history = log.stdout.strip() if log.returncode == 0 else "(unavailable)"
     deadline = f"{task.timeout} after the start (then the agent is stopped and its work harvested)"
     lines = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zen.adapters import gitcli
+from zen.adapters import git
 from zen.core.ids import NAME_RE
 from zen.errors import NotFound, ZenError
 from zen.store.config import Config, edit_config
@@ -19,11 +19,11 @@ def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | N
     repo = Path(path).expanduser().absolute()
     if not repo.exists():
         raise ZenError(f"{repo} does not exist")
-    if not gitcli.is_repo(repo):
+    if not git.is_repo(repo):
         raise ZenError(f"{repo} is not a git repository (git init it, or point at a clone)")
-    top = gitcli.toplevel(repo) or repo
-    base = base or gitcli.current_branch(top) or "main"
-    if gitcli.resolve_commit(top, base) is None:
+    top = git.toplevel(repo) or repo
+    base = base or git.current_branch(top) or "main"
+    if git.resolve_commit(top, base) is None:
         raise ZenError(f"base {base!r} does not resolve to a commit in {top} (commit something first, or pass --base)")
     spec: dict[str, Any] = {"path": str(top), "base": base, "domain": domain or "code"}
     if setup:

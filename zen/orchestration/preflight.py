@@ -236,7 +236,7 @@ def _guardian_selftest(home: Home, report: Report, hook_argv: list[str] | None, 
 
 
 def _lane(home: Home, report: Report, name: str, spec: dict[str, Any] | None) -> None:
-    from zen.adapters import gitcli
+    from zen.adapters import git
 
     if spec is None:
         report.add(f"lane {name}", FAIL, f"no lane named {name!r} in zen.yaml")
@@ -244,9 +244,9 @@ def _lane(home: Home, report: Report, name: str, spec: dict[str, Any] | None) ->
     path = Path(str(spec.get("path", "")))
     if not path.is_dir():
         report.add(f"lane {name}", FAIL, f"{path} does not exist (zen lane remove {name}, or restore it)")
-    elif not gitcli.is_repo(path):
+    elif not git.is_repo(path):
         report.add(f"lane {name}", FAIL, f"{path} is not a git repository")
-    elif gitcli.resolve_commit(path, str(spec.get("base", "HEAD"))) is None:
+    elif git.resolve_commit(path, str(spec.get("base", "HEAD"))) is None:
         report.add(f"lane {name}", FAIL, f"base {spec.get('base')!r} does not resolve in {path}")
     else:
         report.add(f"lane {name}", PASS, f"{path} @ {spec.get('base')}")
