@@ -1,26 +1,77 @@
 """handoff.md: the orientation document an agent reads first (DESIGN section 7).
 
-A simple one for now: the task, hard constraints, lane, base commit and recent history. The
-incidents issue adds warnings from past incidents and relevant files.
+The task; the hard constraints (autonomy level and what it allows, where it may write, what the
+guardian blocks, the deadline); orientation (lane, base commit, recent history, the files the
+task most likely touches); and warnings from past incidents that match the lane, domain or paths.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from pathlib import Path
 
 from zen.adapters import git
+from zen.core.ids import iso, utcnow
 from zen.core.model import Task
+from zen.store.home import Home
+
+LEVEL_MEANING = {
+    "observe": "read and report only: any change is blocked; only read-only commands run. Write what "
+               "you found and what you would change in your final message.",
+    "suggest": "change files only inside this worktree; your work is harvested to a review branch for "
+               "a human to accept or correct.",
+    "act-and-report": "as suggest, plus reversible actions beyond the worktree through zen's gates "
+                      "(e.g. `zen gate`), each one reported.",
+    "autonomous": "within the guardian's policy without per-action reports; the guardian still blocks "
+                  "everything listed below.",
+}
+
+BLOCKED = [
+    "deleting, moving or overwriting anything outside this worktree, or the worktree's own `.git` and `.zen/`",
+    "`git reset --hard`, `checkout -- <paths>`, `clean -f`, `stash drop`, `branch -D`, history rewrites, "
+    "and any force push (only `--force-with-lease` to your own branch)",
+    "`sudo`, `su`, `doas`, `pkexec`; world-writable modes; disk tools",
+    "reading or copying credentials (`~/.ssh`, `~/.aws`, `.env`, ...) or printing the environment",
+    "destructive SQL (`DROP`, `TRUNCATE`, unscoped `DELETE`/`UPDATE`) through any client",
+    "raw calls to payment, email/SMS, marketing and helpdesk APIs (use `zen gate NAME ...`)",
+    "piping downloads or decoded text into a shell (`curl | sh`, `base64 -d | bash`, `eval`)",
+    "editing zen's policy, approvals, incidents or hook settings (`.claude/settings*.json`)",
+]
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_STOP = frozenset("the and for with that this from into add fix make use when not are its all any "
+                  "new should test tests file files code please".split())
+
+
+def likely_files(repo_dir: Path, prompt: str, limit: int = 8) -> list[str]:
+    """Tracked files whose path mentions the prompt's words, most mentions first."""
+    words = {w.lower() for w in _WORD.findall(prompt)} - _STOP
+    if not words:
+        return []
+    r = git.git(repo_dir, "ls-files", check=False)
+    if r.returncode != 0:
+        return []
+    scored = []
+    for path in r.stdout.splitlines()[:20000]:
+        low = path.lower()
+        score = sum(1 for w in words if w in low)
+        if score:
+            scored.append((-score, len(path), path))
+    return [p for _, _, p in sorted(scored)[:limit]]
 
 
 def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, branch: str,
-           base_commit: str, level: str | None = None, recent: int = 8) -> str:
+           base_commit: str, level: str | None = None, recent: int = 8, home: Home | None = None) -> str:
     log = git.git(worktree, "log", "--oneline", "--no-decorate", f"-{recent}", base_commit, check=False)
     history = log.stdout.strip() if log.returncode == 0 else "(unavailable)"
-    deadline = f"{task.timeout} after the start (then the agent is stopped and its work harvested)"
+    deadline_at = iso(utcnow() + timedelta(seconds=task.timeout_s))
+    files = likely_files(worktree, task.prompt)
+    level = level or "suggest"
     lines = [
         f"# Handoff: {task.name}",
         "",
-        f"Job `{job_id}`, agent `{task.agent.value}`, lane `{lane}`.",
+        f"Job `{job_id}`, agent `{task.agent.value}`, lane `{lane}`, domain `{task.domain or '-'}`.",
         "",
         "## Task",
         "",
@@ -28,14 +79,16 @@ def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, br
         "",
         "## Hard constraints",
         "",
-        f"- Work only inside this worktree: `{worktree}` (branch `{branch}`).",
-        "  Temporary files go in `$TMPDIR`, which is inside it.",
-        f"- Autonomy level: {level or 'as set for the domain'} (domain `{task.domain or '-'}`).",
-        "- Every shell command and file edit is checked by zen's guardian; a denied command is",
-        "  not an error to work around: say what you needed and why.",
-        "- Never merge, rebase or push into the lane's branches; commit on your branch. zen",
-        f"  harvests your commits and uncommitted files onto `zen/review/{job_id}` for review.",
-        f"- Deadline: {deadline}.",
+        f"- Autonomy level **{level}**: {LEVEL_MEANING.get(level, '')}",
+        f"- Allowed paths: this worktree only, `{worktree}` (branch `{branch}`). Temporary files go in",
+        "  `$TMPDIR`, which is inside it. There is no /tmp exception.",
+        f"- Deadline: {deadline_at} ({task.timeout} from the start); then the agent is stopped and its",
+        "  work harvested as it is.",
+        "- Never merge, rebase or push into the lane's branches; commit on your branch. zen harvests",
+        f"  your commits and uncommitted files onto `zen/review/{job_id}` for review.",
+        "- Every shell command and file edit is checked by zen's guardian. A denied command is not an",
+        "  error to work around: say what you needed and why. Blocked:",
+        *[f"  - {b}" for b in BLOCKED],
         "",
         "## Orientation",
         "",
@@ -48,4 +101,23 @@ def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, br
         "```",
         "",
     ]
+    if files:
+        lines += ["- Files this task most likely touches:", *[f"  - `{f}`" for f in files], ""]
+    warnings = _incident_warnings(home, lane, task.domain, files) if home is not None else []
+    if warnings:
+        lines += ["## Warnings from past incidents", ""]
+        for incident_id, title, texts in warnings:
+            lines.append(f"- **{title}** (`zen incident show {incident_id}`)")
+            lines += [f"  - {t}" for t in texts]
+        lines.append("")
     return "\n".join(lines)
+
+
+def _incident_warnings(home: Home, lane: str, domain: str | None, files: list[str]) -> list[tuple[str, str, list[str]]]:
+    from zen.orchestration.incidents import warnings_for
+
+    out = []
+    for inc in warnings_for(home, lane, domain, files):
+        texts = list(inc.controls.handoff_warnings) or [inc.prevention.strip().splitlines()[0]]
+        out.append((inc.id, inc.title, texts))
+    return out

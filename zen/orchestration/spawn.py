@@ -160,7 +160,7 @@ def after_worktree(home: Home, cfg: Config, store: JobStore, job_id: str, *, tas
         store.append(job_id, "files.included", files=copied, missing=missing)
     level = _level(home, task.domain)
     text = handoff.render(task, job_id=job_id, lane=lane, repo=repo, worktree=worktree, branch=branch,
-                          base_commit=base_commit, level=level)
+                          base_commit=base_commit, level=level, home=home)
     atomic_write(store.dir(job_id) / HANDOFF, text)
     return {"worktree": worktree, "env": env, "task": task}
 
