@@ -85,12 +85,14 @@ class Guard:
     def __init__(self, home: str | None = None, env: Mapping[str, str] | None = None,
                  job_id: str | None = None, cache: bool = False) -> None:
         self.explicit_home = home
-        self.env: Mapping[str, str] = os.environ if env is None else env
+        # a plain dict: os.environ encodes and decodes on every access, and the core copies it
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.job_id = job_id if job_id is not None else (self.env.get("ZEN_JOB_ID") or None)
         self.cache = cache
         self._homes: dict[str, str | None] = {}
         self._policies: dict[str | None, tuple[Any, dict[str, Any]]] = {}
         self._domains: dict[tuple[str, str], tuple[str, str | None]] = {}
+        self._places: dict[tuple[str, str | None], tuple[str | None, str | None]] = {}
 
     # -- pieces --------------------------------------------------------------------------------
 
@@ -124,12 +126,23 @@ class Guard:
             return "observe", domain
         return levels.level_of(autonomy, domain) if home else level, domain
 
+    def place(self, cwd: str, worktree: str | None) -> tuple[str | None, str | None]:
+        """(home, worktree) of a call made in `cwd`."""
+        key = (cwd, worktree)
+        if self.cache and key in self._places:
+            return self._places[key]
+        home = self.home_for(cwd)
+        found = (home, worktree_for(cwd, home, worktree, self.env))
+        if self.cache:
+            self._places[key] = found
+        return found
+
     def context(self, cwd: str, worktree: str | None = None) -> tuple[Context, Any]:
         cwd = os.path.abspath(os.path.expanduser(cwd))
-        home = self.home_for(cwd)
+        home, wt = self.place(cwd, worktree)
         policy, autonomy = self.policy_for(home)
         level, domain = self.level_for(home, cwd, autonomy)
-        ctx = Context(cwd=cwd, worktree=worktree_for(cwd, home, worktree, self.env), home=home,
+        ctx = Context(cwd=cwd, worktree=wt, home=home,
                       user_home=self.env.get("HOME") or None, level=level, domain=domain,
                       job_id=self.job_id, env=self.env, realpath=os.path.realpath)
         return ctx, policy
