@@ -56,7 +56,7 @@ def _setup(env: dict[str, str]) -> tuple[Path, Path, dict[str, str]]:
 
 
 def hook_rows(env: dict[str, str]) -> list[dict]:
-    home, wt, henv = _setup(env)
+    _home, wt, henv = _setup(env)
     payload = json.dumps({
         "session_id": "bench", "transcript_path": str(wt / "t.jsonl"), "cwd": str(wt),
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -70,7 +70,6 @@ def hook_rows(env: dict[str, str]) -> list[dict]:
                          lambda: wall(hook_argv, env=henv, stdin=payload), RUNS)
     base, hk = p50(xs), p50(ys)
     ratio = hk / base
-    # the timeline grows with every allowed call: keep the bench job's log to what it wrote
     return [
         row("guard hook p50 / python -c pass", ratio, "x", "<= 3", ratio <= 3.0,
             f"hook {hk * 1000:.1f} ms (p95 {p95(ys) * 1000:.1f}), python -c pass {base * 1000:.1f} ms, "

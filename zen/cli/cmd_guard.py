@@ -198,7 +198,7 @@ def _batch(guard: object, source: str, default_cwd: str | None) -> int:
 
     assert isinstance(guard, Guard)
     try:
-        stream = sys.stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")
+        stream = sys.stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
     except OSError as exc:
         raise ZenError(f"cannot read {source} ({exc.strerror})") from None
     here = default_cwd or os.getcwd()

@@ -152,10 +152,10 @@ class Guard:
     def check(self, call: ToolCall, cwd: str, worktree: str | None = None, *, act: bool = False,
               audit: bool = False) -> Decision:
         """The decision on `call`; raises on internal errors (see safe_check)."""
+        ctx: Context | None = None
         try:
             ctx, policy = self.context(cwd, worktree)
         except HomeError as exc:
-            ctx = None
             decision = Decision(DENY, "guard.home", f"{exc}; fix $ZEN_HOME (the guardian cannot find its policy)")
         else:
             decision = self.decide(call, ctx, policy)

@@ -26,7 +26,9 @@ LANE_DEFAULT_DOMAIN = "code"
 
 
 def kill_switch_on(home: str | None) -> bool:
-    return bool(home) and os.path.exists(os.path.join(home, "control", "KILL"))
+    if not home:
+        return False
+    return os.path.exists(os.path.join(home, "control", "KILL"))
 
 
 def level_for(home: str | None, job_id: str | None = None, cwd: str | None = None,
