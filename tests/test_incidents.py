@@ -123,3 +123,30 @@ def test_incident_preflight_checks_run(lane: Path, home: Path) -> None:
     r = zen("preflight", "--json", env={"DATABASE_URL": "postgres://app:pw@localhost:5432/app"})
     got = checks(json.loads(r.stdout))
     assert got[key][0] == "PASS"
+
+
+def test_a_spawn_whose_preflight_fails_records_it_and_never_starts_the_agent(lane: Path, home: Path) -> None:
+    """Preflight before every spawn: a broken autonomy policy blocks the start with the report."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO_ROOT, wait_until
+    from zen.store.home import Home
+    from zen.store.jobs import JobStore
+
+    (home / "policy" / "autonomy.yaml").write_text("domains: [unterminated\n")
+    job = zen("dispatch", "never starts", "--name", "blocked", "--cmd", "touch started").stdout.strip()
+    sup = subprocess.Popen([sys.executable, "-m", "zen", "supervise"], cwd=REPO_ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        store = JobStore(Home(home))
+        wait_until(lambda: store.snapshot(job).state.value == "failed", timeout=30, message="the job to fail")
+        evs = store.events(job)
+        [pf] = [e for e in evs if e["type"] == "preflight.failed"]
+        assert any(c["check"] == "autonomy policy" and c["status"] == "FAIL" for c in pf["report"])
+        assert not any(e["type"] in ("worktree.created", "agent.spawned") for e in evs)
+        assert "preflight failed" in store.snapshot(job).reason
+    finally:
+        sup.terminate()
+        sup.wait(timeout=20)
+        subprocess.run(["tmux", "-L", Home(home).tmux_socket, "kill-server"], capture_output=True)

@@ -109,7 +109,8 @@ def _policy(home: Home, report: Report) -> None:
     except ImportError:
         load_policy_errors = None
     if not path.is_file():
-        report.add("guardian policy", FAIL, f"{path} is missing: the guardian denies everything (zen init restores it)")
+        report.add("guardian policy", WARN, f"{path} is missing: only the built-in rules apply "
+                   f"(zen init {home.root} restores the documented default)")
     elif load_policy_errors is not None:
         errors = load_policy_errors(home.root)
         if errors:
@@ -347,7 +348,7 @@ def _incident_checks(home: Home, report: Report, lane_names: list[str], lanes: d
 
     for incident in valid(home):
         for chk in incident.controls.preflight_checks:
-            targets = [n for n in lane_names if not incident.lanes or n in incident.lanes]
+            targets = [n for n in lane_names if n in lanes and (not incident.lanes or n in incident.lanes)]
             if chk.kind in ("env_absent", "env_present"):
                 targets = targets[:1] or [""]
             for name in targets:

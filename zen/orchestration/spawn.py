@@ -224,6 +224,7 @@ def run_preflight(home: Home, cfg: Config, store: JobStore, job_id: str) -> None
 
 def spawn(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) -> dict[str, Any]:
     """Start a queued job. Raises SpawnError (or another ZenError) when the start fails."""
+    run_preflight(home, cfg, store, job_id)
     prepared = prepare(home, cfg, store, job_id)
     return launch(home, cfg, store, tmux, job_id, worktree=prepared["worktree"], env=prepared["env"],
                   task=prepared["task"])
