@@ -3,7 +3,7 @@
 Sources (all optional; a missing file adds nothing):
   <home>/policy/guardian.yaml   switches, integrations, extra hosts/paths/commands, extra rules
   <home>/policy/autonomy.yaml   level per domain (read by levels.py)
-  <home>/incidents/*.yaml       `controls.guardian`: rules derived from past incidents
+  <home>/incidents/*.yaml       `controls.guardian_rules`: rules derived from past incidents
 
 The YAML is parsed (ruamel, imported only here and only when a source changed) and validated,
 then the normalised result is written to <home>/logs/.guard-cache.json, keyed by the path,
@@ -12,7 +12,7 @@ that fails to parse or validate is cached too, as `invalid`: every decision is t
 naming the file, until someone fixes it. Lists in the file extend the built-in floor in
 defaults.py; nothing in the file can remove a built-in.
 
-Guardian rule schema (policy `rules:` and an incident's `controls.guardian:` share it):
+Guardian rule schema (policy `rules:` and an incident's `controls.guardian_rules:` share it):
 
   - id: no-prod-db                 # unique; letters, digits, . _ : -
     reason: one line shown to the agent and in the timeline
@@ -320,10 +320,10 @@ def _compile_incident(data: Any, where: str, path: str) -> list[dict[str, Any]]:
     _version(d, where)
     incident_id = d.get("id") or os.path.splitext(os.path.basename(path))[0]
     controls = _mapping(d.get("controls"), f"{where}: controls")
-    rules = controls.get("guardian") or []
+    rules = controls.get("guardian_rules") or []
     if not isinstance(rules, list):
-        raise PolicyError(f"{where}: controls.guardian must be a list of rules")
-    return [_compile_rule(r, f"{where}: controls.guardian[{i}]", where, str(incident_id))
+        raise PolicyError(f"{where}: controls.guardian_rules must be a list of rules")
+    return [_compile_rule(r, f"{where}: controls.guardian_rules[{i}]", where, str(incident_id))
             for i, r in enumerate(rules)]
 
 
@@ -496,3 +496,67 @@ def load_policy(home: str | None) -> tuple[Policy, dict[str, Any]]:
     """(effective policy, autonomy settings) of a home, or the floor when there is none."""
     data = load_compiled(home)
     return Policy(data), data.get("autonomy") or DEFAULT_AUTONOMY
+
+
+# ---------------------------------------------------------------------------------------------
+# checks for other commands (preflight, `zen incidents check`)
+
+def validate_rules(rules: list[dict[str, Any]], source: str) -> list[str]:
+    """Errors of guardian rules in the policy schema (empty when they all compile)."""
+    if not isinstance(rules, list):
+        return [f"{source}: guardian rules must be a list"]
+    errors: list[str] = []
+    seen: set[str] = set()
+    for i, r in enumerate(rules):
+        try:
+            rule = _compile_rule(r, f"{source}: rule[{i}]", source)
+        except PolicyError as exc:
+            errors.append(str(exc))
+            continue
+        if rule["id"] in seen:
+            errors.append(f"{source}: rule[{i}]: id {rule['id']!r} is used twice")
+        seen.add(rule["id"])
+    return errors
+
+
+def load_policy_errors(home_root: Any) -> list[str]:
+    """Errors of every policy source of a home (guardian.yaml, autonomy.yaml, incidents' rules)."""
+    home = str(home_root)
+    errors: list[str] = []
+    guardian_path, autonomy_path, *incident_paths = source_paths(home)
+    seen: dict[str, str] = {}
+    try:
+        policy = _compile_guardian(_read_yaml(home, guardian_path), _rel(home, guardian_path))
+        seen.update({r["id"]: r["source"] for r in policy["rules"]})
+    except PolicyError as exc:
+        errors.append(str(exc))
+    try:
+        _compile_autonomy(_read_yaml(home, autonomy_path), _rel(home, autonomy_path))
+    except PolicyError as exc:
+        errors.append(str(exc))
+    for p in incident_paths:
+        try:
+            for rule in _compile_incident(_read_yaml(home, p), _rel(home, p), p):
+                if rule["id"] in seen:
+                    errors.append(f"{rule['source']}: rule id {rule['id']!r} is also used in {seen[rule['id']]}")
+                seen[rule["id"]] = rule["source"]
+        except PolicyError as exc:
+            errors.append(str(exc))
+        except Exception as exc:
+            errors.append(f"{_rel(home, p)}: {type(exc).__name__}: {exc}")
+    return errors
+
+
+def integrations(home_root: Any) -> list[dict[str, Any]]:
+    """The integration gates of a home's policy: name, base_url, methods, hosts, credential_env
+    (the environment variable holding its credential, or None) and credential_file."""
+    home = str(home_root)
+    path = os.path.join(home, "policy", "guardian.yaml")
+    policy = _compile_guardian(_read_yaml(home, path), _rel(home, path))
+    out = []
+    for name, spec in policy["integrations"].items():
+        cred = spec.get("credential") or {}
+        out.append({"name": name, "base_url": spec["base_url"], "methods": list(spec["methods"]),
+                    "hosts": list(spec["hosts"]), "auth": spec["auth"], "category": spec["category"],
+                    "credential_env": cred.get("env"), "credential_file": cred.get("file")})
+    return out

@@ -83,6 +83,8 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
     rest = args[i:]
     if not rest:
         return
+    if i:   # policy rules see the subcommand even behind global options (git -C . push ...)
+        an.policy_rules("git", rest, st, cmd)
     sub = rest[0].text
     sargs = rest[1:]
     flags = _flags(sargs)
