@@ -133,33 +133,45 @@ def test_guardian_blocks_a_dangerous_command_and_allows_a_harmless_one(
 
 
 def test_write_and_edit_to_protected_paths_are_blocked(running: Path, api: FakeAPI,
-                                                      isolated_env: Path) -> None:
-    """Claude's own file tools (not only Bash) go through the guardian: a Write of the worktree's
-    .claude/settings.json and an Edit of zen's autonomy policy are blocked; an ordinary Write is not."""
-    policy = running / "policy" / "autonomy.yaml"
-    before = policy.read_text()
-    first_line = next(ln for ln in before.splitlines() if ln.strip())
+                                                      claude_lane: Path) -> None:
+    """Claude's own file tools (not only Bash) go through the guardian: Write and Edit of the
+    project's Claude settings (the hook registration) and a Write into zen's policy/ are blocked,
+    before Claude Code would even ask; an ordinary Write is not."""
+    from tests.helpers import git
+
+    committed = '{"env": {"PROJECT_SETTING": "1"}}\n'
+    (claude_lane / ".claude").mkdir()
+    (claude_lane / ".claude" / "settings.json").write_text(committed)
+    git(claude_lane, "add", ".claude/settings.json")
+    git(claude_lane, "commit", "-q", "-m", "project settings for Claude Code")
+    policy_dir = running / "policy"
+    policy_before = sorted(p.name for p in policy_dir.iterdir())
     api.script = [
-        tool("Write", file_path="{cwd}/.claude/settings.json", content='{"disableAllHooks": true}\n'),
-        tool("Read", file_path=str(policy)),
-        tool("Edit", file_path=str(policy), old_string=first_line, new_string="# loosened"),
+        tool("Write", file_path="{cwd}/.claude/settings.local.json", content='{"disableAllHooks": true}\n'),
+        tool("Read", file_path="{cwd}/.claude/settings.json"),
+        tool("Edit", file_path="{cwd}/.claude/settings.json", old_string='"1"', new_string='"2"'),
+        tool("Write", file_path=str(policy_dir / "extra.yaml"), content="zen: 1\n"),
         tool("Write", file_path="{cwd}/notes.md", content="# Notes\n"),
         text("Done."),
     ]
     job = Job(running, dispatch("Edit settings", "--lane", "app", "--name", "protect"))
     job.wait_event("turn.waiting", timeout=90, actor="hook")
     wt = running / "worktrees" / job.id
-    assert not (wt / ".claude" / "settings.json").exists()
-    assert policy.read_text() == before
+    assert not (wt / ".claude" / "settings.local.json").exists()
+    assert (wt / ".claude" / "settings.json").read_text() == committed
+    assert sorted(p.name for p in policy_dir.iterdir()) == policy_before
     denied = job.of("guard.denied")
-    assert any(".claude/settings.json" in str(d) for d in denied), job.explain()
-    assert any("autonomy.yaml" in str(d) for d in denied), job.explain()
+    assert len(denied) == 3, job.explain()
+    assert "settings.local.json" in str(denied[0]) and "settings.json" in str(denied[1])
+    assert "extra.yaml" in str(denied[2])
     assert all(d.get("rule") for d in denied)
-    for step in (0, 2):
+    for step in (0, 2, 3):
         res = api.tool_result_for(step)
         assert res is not None and res.get("is_error") is True, (step, res)
+        assert "zen guardian" in res["text"]
     # an ordinary file in the worktree is fine
     assert (wt / "notes.md").read_text() == "# Notes\n"
+    assert job.of("guard.allowed")
 
 
 def test_harvest_puts_claudes_files_on_the_review_branch_and_finish_ends_it(
@@ -197,7 +209,8 @@ def test_harvest_puts_claudes_files_on_the_review_branch_and_finish_ends_it(
 def test_kill_switch_mid_session_denies_the_next_write_and_allows_a_read(
         running: Path, api: FakeAPI) -> None:
     api.script = [text("Ready."),
-                  bash("echo changed > after-kill.txt", "write something"),
+                  bash("echo changed > after-kill.txt", "write with the shell"),
+                  tool("Write", file_path="{cwd}/after-kill-2.txt", content="changed\n"),
                   bash("cat README.md", "read something"),
                   text("Understood, observing only.")]
     job = Job(running, dispatch("Wait for me", "--lane", "app", "--name", "killme"))
@@ -211,17 +224,27 @@ def test_kill_switch_mid_session_denies_the_next_write_and_allows_a_read(
     job.wait_event("turn.waiting", after_seq=waiting["seq"], timeout=60, actor="hook")
 
     wt = running / "worktrees" / job.id
-    assert not (wt / "after-kill.txt").exists()
-    denied = job.of("guard.denied")
-    assert denied and "after-kill.txt" in str(denied[-1]), job.explain()
-    write_res, read_res = api.tool_result_for(1), api.tool_result_for(2)
-    assert write_res is not None and write_res.get("is_error") is True
-    assert read_res is not None and read_res.get("is_error") is not True
+    guard = {e.get("command") or str(e.get("path") or e.get("file_path") or e.get("reason")): e
+             for e in job.events() if e["type"].startswith("guard.")}
+    # the read runs, at the observe level the kill switch forces
+    read_res = api.tool_result_for(3)
+    assert read_res is not None and read_res.get("is_error") is not True, read_res
     assert "# sample" in read_res["text"]
+    # the file tool is denied
+    write_res = api.tool_result_for(2)
+    assert write_res is not None and write_res.get("is_error") is True, write_res
+    assert not (wt / "after-kill-2.txt").exists()
+    # and so is the shell write: an output redirection writes a file
+    shell_res = api.tool_result_for(1)
+    assert not (wt / "after-kill.txt").exists(), (
+        f"the kill switch let a shell redirection write a file: {guard.get('echo changed > after-kill.txt')}")
+    assert shell_res is not None and shell_res.get("is_error") is True
+    denied = job.of("guard.denied")
+    assert len(denied) == 2 and all(d.get("level") in (None, "observe") for d in denied), job.explain()
     # nothing was restarted: still the one agent, the same session
     assert job.of("agent.spawned") == spawned
     assert "agent.exited" not in job.types()
-    zen("kill-switch", "--release")
+    assert zen("kill-switch", "--release").returncode == 0
 
 
 def test_untrusted_lane_is_flagged_shows_a_dialog_wait_and_zen_lane_trust_fixes_it(
