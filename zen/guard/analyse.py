@@ -310,8 +310,8 @@ class Analyser:
         prog = head.text
         name = prog.rsplit("/", 1)[-1] if "/" in prog else prog
         args = words[1:]
-        if not name:
-            self.deny("shell.unresolved-command", "an empty program name")
+        if not name or (name.startswith("-") and name != "-"):
+            self.deny("shell.unresolved-command", f"cannot tell which program `{prog}` runs")
         self.policy_rules(name, args, st, cmd)
         fn = self._fns.get(name)
         if fn is None:
@@ -386,33 +386,54 @@ class Analyser:
     def target(self, w: Word, st: State, follow_last: bool = False) -> Target | None:
         return self.resolver.target(w.text, st.cwd, st.links, follow_last)
 
+    def targets(self, w: Word, st: State, follow_last: bool = False) -> list[Target] | None:
+        """The Target of `w` from every working directory the script may be in (None: unknown)."""
+        if len(st.cwds) == 1 or w.text.startswith("/"):
+            t = self.resolver.target(w.text, st.cwds[0] if len(st.cwds) == 1 else None, st.links, follow_last)
+            return None if t is None else [t]
+        out = []
+        for c in st.cwds:
+            t = self.resolver.target(w.text, c, st.links, follow_last)
+            if t is None:
+                return None
+            out.append(t)
+        return out
+
     def delete_word(self, w: Word, st: State, what: str) -> None:
         if w.text in ("", "-") and w.known:
             return
-        t = self.target(w, st)
-        if t is None:
+        ts = self.targets(w, st)
+        if ts is None:
             self.deny("fs.unresolved-target", f"{what} a path only known at run time ({w.raw})")
-        self.check(t, "delete", what, w)
+        for t in ts:
+            self.check(t, "delete", what, w)
         self.need("file_deletes", "approval.file-delete", f"{what} {w.text}")
 
     def write_word(self, w: Word, st: State, what: str) -> None:
         if w.known and (w.text in SAFE_DEVICES or w.text.startswith(("/dev/fd/", "/proc/self/fd/"))
                         or w.text == "-"):
             return
-        t = self.target(w, st, follow_last=True)
-        if t is None:
+        ts = self.targets(w, st, follow_last=True)
+        if ts is None:
             self.deny("fs.unresolved-target", f"{what} a path only known at run time ({w.raw})")
-        if t.path.startswith("/dev/") and t.path not in SAFE_DEVICES and not t.path.startswith("/dev/fd/"):
-            if t.path.startswith(("/dev/tcp/", "/dev/udp/")):
-                self.deny("net.raw-socket", f"{what} a network socket ({t.path})")
-            self.deny("disk.device-write", f"{what} a device ({t.path})")
-        self.check(t, "write", what, w)
+        for t in ts:
+            if t.path.startswith("/dev/") and t.path not in SAFE_DEVICES and not t.path.startswith("/dev/fd/"):
+                if t.path.startswith(("/dev/tcp/", "/dev/udp/")):
+                    self.deny("net.raw-socket", f"{what} a network socket ({t.path})")
+                self.deny("disk.device-write", f"{what} a device ({t.path})")
+            self.check(t, "write", what, w)
+        self.ro(f"writing {w.raw}")
 
     def read_word(self, w: Word, st: State, recursive: bool = False) -> None:
-        t = self.target(w, st, follow_last=True)
-        hit = credential_hit(t.path if t is not None and not t.children else (t.path if t else None),
-                             w.text, self.user_home, self.policy.credential_paths[len(defaults.CREDENTIAL_PATHS):],
-                             recursive or bool(t and t.children))
+        ts = self.targets(w, st, follow_last=True) or [None]
+        for t in ts:
+            if t is not None and t.path.startswith(("/dev/tcp/", "/dev/udp/")):
+                self.deny("net.raw-socket", f"opens a network socket ({t.path})")
+            hit = credential_hit(t.path if t is not None else None, w.text, self.user_home,
+                                 self.policy.credential_paths[len(defaults.CREDENTIAL_PATHS):],
+                                 recursive or bool(t and t.children))
+            if hit is not None:
+                break
         if hit is not None:
             self.deny("creds.read", f"reads a credential store ({hit}); credentials never pass "
                       "through an agent")
@@ -807,7 +828,7 @@ class Analyser:
     def h_wrapper(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         short, long = _WRAPPER_VALUE_OPTS.get(name, ("", frozenset()))
         if name == "nice":
-            args = [lit("-n"), lit(a.text[1:])] + args[1:] if args and _is_num_flag(args[0]) else args
+            args = [lit("-n"), lit(args[0].text[1:])] + args[1:] if args and _is_num_flag(args[0]) else args
         opts, pos = split_opts(args, short, long, stop_first=True)
         if name == "exec" and not pos:
             return
@@ -827,7 +848,11 @@ class Analyser:
         opts, pos = split_opts(args, "wEc", frozenset({"--timeout", "--wait", "--conflict-exit-code",
                                                         "--command"}), stop_first=True)
         c = _val(opts, "-c", "--command")
+        if c is None and len(pos) >= 3 and pos[1].text in ("-c", "--command"):
+            c = pos[2]
         if c is not None:
+            if not c.known:
+                self.deny("opaque.exec", "`flock -c` runs a command only known at run time")
             self.walk(c.text, st.copy(vars={}), depth + 1)
             return
         if len(pos) >= 2:
@@ -874,7 +899,7 @@ class Analyser:
     # -- deletes, moves, copies, writes --------------------------------------------------------------
     def h_rm(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.ro(f"`{name}`")
-        short = "nsu" if name == "shred" else ""
+        short = "ns" if name == "shred" else ""
         opts, pos = split_opts(args, short, frozenset({"--iterations", "--size", "--random-source",
                                                        "--interactive"}))
         if name == "shred" and not _has(opts, "-u", "--remove", "-z") and False:
@@ -951,7 +976,7 @@ class Analyser:
                 continue
             if not s.known and name in ("ln", "link"):
                 self.deny("fs.unresolved-target", f"`{name}` links to a path only known at run time")
-            self.read_word(s, st, recursive=True)
+            self.read_word(s, st, recursive=name not in ("ln", "link"))
         if _remote(dest.text) and name in ("rsync", "scp"):
             self.need("network_requests", "approval.network", f"`{name}` copies to another host")
             return
@@ -1602,14 +1627,15 @@ class Analyser:
         w = Word(src)
         if src == "/var/run/docker.sock" or src.endswith("/docker.sock"):
             self.deny("priv.escalation", "mounting the docker socket hands over the host")
-        if ro:
-            self.read_word(w, st, recursive=True)
-        else:
-            self.read_word(w, st, recursive=True)
+        if not ro:
             t = self.target(w, st, True)
             if t is None:
                 self.deny("fs.unresolved-target", f"mounts a path only known at run time ({src})")
-            self.check(t, "delete", "mounts writable", w)
+            self.check(t, "write", "mounts writable", w)
+            for p in (self.home, self.user_home):
+                if p and under(p, t.path) and not any(under(t.path, r) for r in self.roots):
+                    self.deny("fs.outside-worktree", f"mounts {src} writable into a container")
+        self.read_word(w, st, recursive=True)
 
     def h_kubectl(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.cred_command(name, args)
@@ -1706,8 +1732,8 @@ class Analyser:
             # a script file
             base = t.rsplit("/", 1)[-1]
             if base in ("manage.py", "django-admin.py"):
-                self.db_command(base, args[i + 1:])
                 self.policy_rules(base, args[i + 1:], st, cmd)
+                self.db_command(base, args[i + 1:])
             if a.procsub:
                 self.deny("opaque.exec", "python runs a script from a process substitution")
             self.ro(f"`{name} {t}`")

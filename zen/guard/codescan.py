@@ -121,6 +121,10 @@ _NET_CALLS = ("requests.", "httpx.", "urllib.request.", "urllib2.", "urllib.urlo
 _PATH_METHODS_DELETE = {"unlink", "rmdir", "rmtree"}
 _PATH_METHODS_WRITE = {"write_text", "write_bytes", "touch", "mkdir", "chmod", "symlink_to",
                        "hardlink_to", "rename", "replace", "lchmod"}
+_PATH_RETURNING = {"home", "cwd", "joinpath", "expanduser", "resolve", "absolute", "with_name",
+                   "with_suffix", "parent"}
+_SQL_METHODS = {"execute", "executemany", "executescript", "exec_driver_sql", "raw", "query",
+                "text", "mogrify", "run_sql", "sql"}
 _PRINTERS = {"print", "pprint", "pprint.pprint", "sys.stdout.write", "sys.stderr.write",
              "logging.info", "logging.warning", "logging.error", "logging.debug", "json.dumps",
              "json.dump", "repr", "str"}
@@ -137,10 +141,13 @@ def _dotted(node: Any, aliases: dict[str, str]) -> str:
         parts.append(aliases.get(node.id, node.id))
     elif isinstance(node, ast.Call):
         inner = _dotted(node.func, aliases)
-        if inner in ("Path", "pathlib.Path", "PurePath", "pathlib.PosixPath", "PosixPath"):
+        if inner in ("Path", "pathlib.Path", "PurePath", "pathlib.PosixPath", "PosixPath") or (
+                inner.startswith("pathlib.Path.") and inner.rsplit(".", 1)[1] in _PATH_RETURNING):
             parts.append("pathlib.Path")
         else:
             parts.append("?")
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        parts.append("pathlib.Path")
     else:
         parts.append("?")
     return ".".join(reversed(parts))
@@ -188,7 +195,7 @@ class _PyEval:
             fn = _dotted(node.func, self.aliases)
             args = [self.value(a) for a in node.args]
             if fn in ("os.path.join", "posixpath.join", "pathlib.Path", "Path", "pathlib.PurePath",
-                      "pathlib.Path.joinpath", "pathlib.PosixPath") and all(isinstance(a, str) for a in args):
+                      "pathlib.PosixPath") and all(isinstance(a, str) for a in args):
                 if not args:
                     return "."
                 out = args[0]
@@ -200,6 +207,17 @@ class _PyEval:
                 return (home + args[0][1:]) if args[0].startswith("~") and home else args[0]
             if fn in ("pathlib.Path.home", "Path.home"):
                 return self.an.user_home
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("joinpath", "expanduser",
+                                                                            "resolve", "absolute"):
+                base = self.value(node.func.value)
+                if isinstance(base, str) and all(isinstance(a, str) for a in args):
+                    if node.func.attr == "expanduser":
+                        home = self.an.user_home
+                        return (home + base[1:]) if base.startswith("~") and home else base
+                    out = base
+                    for a in args:
+                        out = a if a.startswith("/") else out.rstrip("/") + "/" + a
+                    return out
             if fn in ("os.getcwd", "pathlib.Path.cwd", "Path.cwd"):
                 return "."
             if fn in ("str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath") and args:
@@ -255,6 +273,14 @@ def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: st
     args = node.args
     kw = {k.arg: k.value for k in node.keywords if k.arg}
     first = args[0] if args else None
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _SQL_METHODS and first is not None:
+        sql = ev.value(first)
+        if isinstance(sql, str):
+            bad = destructive_sql(sql)
+            if bad:
+                an.deny("sql.destructive", f"{where}: destructive SQL ({bad})")
+        elif node.func.attr in ("execute", "executescript", "executemany", "exec_driver_sql"):
+            an.deny("sql.unresolved", f"{where}: SQL only known at run time")
     if fn in _EXEC_CALLS or fn in _IMPORT_CALLS:
         value = ev.value(first) if first is not None else None
         if fn in ("exec", "eval", "compile", "builtins.exec", "builtins.eval") and isinstance(value, str):
@@ -465,6 +491,9 @@ _LANG_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 _COMPILED: dict[str, dict[str, list[re.Pattern[str]]]] = {}
+_SCRIPT_SQL = re.compile(r"\.(?:query|execute|exec|raw|run|all|prepare|unsafe|sql|executeQuery|"
+                         r"executeUpdate|queryRaw|executeRaw|\$queryRawUnsafe|\$executeRawUnsafe|"
+                         r"\$executeRaw|\$queryRaw)\b")
 
 
 def _patterns(lang: str) -> dict[str, list[re.Pattern[str]]]:
@@ -496,6 +525,12 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
         if p.search(code):
             an.deny("creds.env-dump", f"{where}: dumps the environment")
             return
+    for m in _SCRIPT_SQL.finditer(code):
+        value = _literal_after(code, m.end())
+        if value is not None:
+            bad = destructive_sql(value)
+            if bad:
+                an.deny("sql.destructive", f"{where}: destructive SQL ({bad})")
     for kind in ("shell", "argv", "delete", "write", "read"):
         for p in pats[kind]:
             for m in p.finditer(code):
