@@ -166,3 +166,24 @@ def test_the_hook_import_path_stays_lean(home: Path, wt: Path) -> None:
 def test_the_hook_is_routed_before_the_cli_framework() -> None:
     text = (REPO_ROOT / "zen" / "__main__.py").read_text()
     assert 'argv[:2] == ["guard", "hook"]' in text
+
+
+def _patch(body: str, cwd: Path) -> dict:
+    return {"session_id": "t", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+            "tool_input": {"command": f"*** Begin Patch\n{body}*** End Patch\n"}, "cwd": str(cwd),
+            "turn_id": "1", "model": "gpt"}
+
+
+def test_codex_apply_patch_is_judged_file_by_file(home: Path, wt: Path) -> None:
+    env = job_env(home, "j1")
+    ok = _patch("*** Add File: src/new.py\n+print('hi')\n*** Update File: README.md\n@@\n-a\n+b\n", wt)
+    r = hook(ok, "--agent", "codex", env=env)
+    assert (r.returncode, r.stdout) == (0, "{}"), r.stderr
+    protected = _patch(f"*** Update File: src/a.py\n+x\n*** Update File: {home}/policy/guardian.yaml\n+rules: []\n", wt)
+    assert hook(protected, "--agent", "codex", env=env).returncode == 2
+    outside = _patch("*** Delete File: ../../../etc/hosts\n", wt)
+    r = hook(outside, "--agent", "codex", env=env)
+    assert r.returncode == 2 and r.stdout == ""
+    for bad in ({"command": "rm -rf /"}, {"command": 5}, {}):
+        payload = {**_patch("", wt), "tool_input": bad}
+        assert hook(payload, "--agent", "codex", env=env).returncode == 2

@@ -194,7 +194,7 @@ def _short(text: object, width: int = 60) -> str:
 
 def _batch(guard: object, source: str, default_cwd: str | None) -> int:
     """One JSON decision per input line, in order; a bad line is a deny line, not a crash."""
-    from zen.guard.context import Guard, call_from_record
+    from zen.guard.context import Guard, calls_from_record
 
     assert isinstance(guard, Guard)
     try:
@@ -210,12 +210,12 @@ def _batch(guard: object, source: str, default_cwd: str | None) -> int:
             try:
                 if not line.strip():
                     raise ValueError("the line is empty")
-                call, cwd, worktree = call_from_record(json.loads(line))
+                calls, cwd, worktree = calls_from_record(json.loads(line), here)
             except ValueError as exc:
                 reason = f"line {n}: {exc}" if not isinstance(exc, json.JSONDecodeError) else f"line {n} is not JSON ({exc})"
                 d = {"decision": "deny", "rule": "guard.input", "reason": reason}
             else:
-                d = guard.safe_check(call, cwd or here, worktree).as_dict()
+                d = guard.safe_check(calls[0] if len(calls) == 1 else calls, cwd, worktree).as_dict()
             if d["decision"] != "allow":
                 all_allowed = False
             out.append(dumps(d, ensure_ascii=False))

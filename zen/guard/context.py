@@ -189,22 +189,93 @@ class Guard:
                             str(d.reason or "no reason given"))
         return d
 
-    def safe_check(self, call: ToolCall, cwd: str, worktree: str | None = None, **kw: Any) -> Decision:
-        """check(), with any internal error turned into a deny that names it."""
+    def check_all(self, calls: list[ToolCall], cwd: str, worktree: str | None = None, **kw: Any) -> Decision:
+        """Every call must be allowed; the first that is not gives the answer."""
+        decision = Decision(DENY, "tool.bad-input", "nothing to judge")
+        for call in calls:
+            decision = self.check(call, cwd, worktree, **kw)
+            if not decision.allowed:
+                return decision
+        return decision
+
+    def safe_check(self, call: ToolCall | list[ToolCall], cwd: str, worktree: str | None = None,
+                   **kw: Any) -> Decision:
+        """check() (check_all() for a list), with any internal error turned into a deny that names it."""
         try:
+            if isinstance(call, list):
+                return self.check_all(call, cwd, worktree, **kw)
             return self.check(call, cwd, worktree, **kw)
         except Exception as exc:
             return Decision(DENY, "guard.error", f"internal error, denied to be safe ({type(exc).__name__}: {exc})")
 
 
-def call_from_record(rec: Any) -> tuple[ToolCall, str | None, str | None]:
-    """A --batch line ({"command", "cwd"} or {"tool", "file_path", "cwd"}) as (call, cwd, worktree).
-    Raises ValueError with a one-line reason for a line that is not one of those."""
+PATCH_TOOLS = frozenset({"apply_patch"})
+
+
+def calls_for(tool: str, tool_input: Mapping[str, Any], cwd: str) -> list[ToolCall]:
+    """The calls to judge for one tool use. Codex's apply_patch carries a whole patch in
+    tool_input.command: each file it adds or updates is judged as a Write of that file (its added
+    lines as the content), each file it deletes as `rm` of it, a move as both. Raises ValueError
+    for a patch this cannot read (denied)."""
+    if tool not in PATCH_TOOLS:
+        return [ToolCall.from_hook(tool, tool_input)]
+    patch = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+    if isinstance(patch, list) and patch and all(isinstance(p, str) for p in patch):
+        patch = patch[-1]                     # ["apply_patch", "<patch>"]
+    if not isinstance(patch, str) or "*** Begin Patch" not in patch:
+        raise ValueError("an apply_patch call without a patch (*** Begin Patch ...) in tool_input.command")
+    import shlex
+
+    calls: list[ToolCall] = []
+    current: dict[str, Any] | None = None
+
+    def path_of(rest: str) -> str:
+        rest = rest.strip()
+        if not rest:
+            raise ValueError("an apply_patch file header names no path")
+        return os.path.normpath(os.path.join(cwd, os.path.expanduser(rest)))
+
+    def flush() -> None:
+        if current is not None:
+            calls.append(ToolCall.from_hook("Write", {"file_path": current["path"],
+                                                      "content": "\n".join(current["added"])}))
+
+    for line in patch.splitlines():
+        header = next((h for h in ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
+                       if line.startswith(h)), None)
+        if header is None:
+            if line.startswith("+") and current is not None:
+                current["added"].append(line[1:])
+            continue
+        target = path_of(line[len(header):])
+        if header == "*** Move to:":
+            if current is None:
+                raise ValueError("an apply_patch move with no file before it")
+            calls.append(ToolCall(tool="Bash", command=f"rm -f -- {shlex.quote(current['path'])}"))
+            current["path"] = target
+            continue
+        flush()
+        current = None
+        if header == "*** Delete File:":
+            calls.append(ToolCall(tool="Bash", command=f"rm -f -- {shlex.quote(target)}"))
+        else:
+            current = {"path": target, "added": []}
+    flush()
+    if not calls:
+        raise ValueError("an apply_patch call that names no file")
+    return calls
+
+
+def calls_from_record(rec: Any, default_cwd: str) -> tuple[list[ToolCall], str, str | None]:
+    """A --batch line ({"command", "cwd"}, {"tool", "file_path", "cwd"}, or a hook payload with
+    tool_name/tool_input) as (calls, cwd, worktree). Raises ValueError with a one-line reason for a
+    line that is none of those."""
     if not isinstance(rec, dict):
         raise ValueError("the line is not a JSON object")
     cwd = rec.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise ValueError("cwd must be a string")
+    cwd = cwd or default_cwd
     worktree = rec.get("worktree")
     if worktree is not None and not isinstance(worktree, str):
         raise ValueError("worktree must be a string")
@@ -212,13 +283,15 @@ def call_from_record(rec: Any) -> tuple[ToolCall, str | None, str | None]:
     if "tool_input" in rec:
         if not isinstance(tool, str) or not isinstance(rec["tool_input"], dict):
             raise ValueError("tool_name must be a string and tool_input an object")
-        return ToolCall.from_hook(tool, rec["tool_input"]), cwd, worktree
+        if tool == "Bash" and not isinstance(rec["tool_input"].get("command"), str):
+            raise ValueError("the Bash call has no command (a string)")
+        return calls_for(tool, rec["tool_input"], cwd), cwd, worktree
     if tool is None or tool == "Bash":
         command = rec.get("command")
         if not isinstance(command, str):
             raise ValueError("the line has no command (a string) and no tool")
-        return ToolCall(tool="Bash", command=command, raw={"command": command}), cwd, worktree
+        return [ToolCall(tool="Bash", command=command, raw={"command": command})], cwd, worktree
     if not isinstance(tool, str):
         raise ValueError("tool must be a string")
     fields = {k: v for k, v in rec.items() if k not in ("tool", "tool_name", "cwd", "worktree")}
-    return ToolCall.from_hook(tool, fields), cwd, worktree
+    return calls_for(tool, fields, cwd), cwd, worktree

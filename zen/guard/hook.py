@@ -113,16 +113,15 @@ def read_payload() -> tuple[str, dict[str, object], str]:
 
 def decide_hook(argv: list[str]) -> tuple[bool, str, str]:
     """(allowed, reason, agent) for the call on stdin. May raise: main() turns that into a block."""
-    from zen.guard.api import ToolCall
-    from zen.guard.context import Guard
+    from zen.guard.context import Guard, calls_for
 
     opts = parse_args(argv)
     tool, tool_input, cwd = read_payload()
     if tool == "Bash" and not isinstance(tool_input.get("command"), str):
         raise ValueError("the Bash call has no command (a string)")
     # which tools exist is the core's call (same answer as zen guard check): an unknown one is denied
-    call = ToolCall.from_hook(tool, tool_input)
-    decision = Guard(home=opts.get("home")).check(call, cwd, opts.get("worktree"), act=True, audit=True)
+    calls = calls_for(tool, tool_input, cwd)
+    decision = Guard(home=opts.get("home")).check_all(calls, cwd, opts.get("worktree"), act=True, audit=True)
     return decision.allowed, decision.reason, opts["agent"]
 
 
