@@ -23,7 +23,10 @@ from tests.claude.fakeapi import FakeAPI
 from tests.helpers import REPO_ROOT, make_repo, zen
 
 CACHE = REPO_ROOT / ".cache" / "claude-code"
-CLAUDE_BIN = CACHE / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
+# ZEN_TEST_CLAUDE_BIN runs the suite against another Claude Code binary (or, pointed at nothing,
+# shows what the suite does where it is not installed)
+CLAUDE_BIN = Path(os.environ.get("ZEN_TEST_CLAUDE_BIN") or
+                  CACHE / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe")
 API_KEY = "sk-ant-api03-zen-test-key-0123456789-ABCDEFGHIJKLMNOPQRST"
 
 
@@ -36,7 +39,7 @@ def installed_claude() -> Path | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if installed_claude() is not None:
         return
-    skip = pytest.mark.skip(reason=f"Claude Code is not installed in {CACHE}: run "
+    skip = pytest.mark.skip(reason=f"Claude Code is not installed at {CLAUDE_BIN}: run "
                                    "`bash tests/claude/install.sh` (needs npm) or `make test-claude`")
     here = Path(__file__).parent
     for item in items:
