@@ -13,6 +13,11 @@ deadline (DEADLINE_S, far under the 10 s the settings configure) all exit 2 with
 deadline is a SIGALRM timer whose handler writes the reason and leaves with os._exit(2), so no
 code inside can swallow it.
 
+ZEN_GUARD_DEADLINE (seconds) can lengthen the deadline up to 4x DEADLINE_S, still under the 10 s
+timeout (the environment of the agent process, which an agent's own commands cannot change).
+
+Codex's apply_patch is judged file by file (context.calls_for).
+
 Self-tests: ZEN_GUARD_SELFTEST_CRASH=1 raises inside the decision path, ZEN_GUARD_SELFTEST_HANG=1
 sleeps there (the deadline must fire); both must block.
 
