@@ -660,6 +660,11 @@ class Analyser:
                   "ulimit", "hash", "type", "getopts", "mapfile", "readarray", "dirs", "jobs", "bg",
                   "fg", "disown", "times", "enable"):
             f[n] = self.h_data if n not in ("read",) else self.h_data
+        for n in ("vi", "vim", "nvim", "view", "vimdiff", "gvim", "emacs", "nano", "pico", "micro",
+                  "less", "more", "most", "man"):
+            f[n] = self.h_editor
+        f["umask"] = self.h_umask
+        f["coproc"] = self.h_coproc
         f["kill"] = self.h_system
         f["pkill"] = self.h_system
         f["killall"] = self.h_system
@@ -887,6 +892,35 @@ class Analyser:
                 a.text.startswith("-") for a in args) and args:
             return
         self.deny("disk.destructive", f"`{name}` rewrites disks or filesystems")
+
+    def h_editor(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+        for k, a in enumerate(args):
+            t = a.text
+            cmdtext = t[1:] if t.startswith("+") else (args[k + 1].text if t in ("-c", "--cmd", "-S", "--eval",
+                                                                             "-l", "--load") and k + 1 < len(args) else "")
+            if t in ("-S", "-l", "--load", "-x", "--script", "--batch", "-es", "-Es") or "!" in cmdtext or \
+                    "system(" in cmdtext or "shell" in cmdtext.lower() or not a.known:
+                self.deny("opaque.exec", f"`{name}` with a command or script argument can run anything")
+        if name in ("less", "more", "most", "man"):
+            for a in args:
+                if not a.text.startswith(("-", "+")):
+                    self.read_word(a, st)
+            return
+        self.ro(f"`{name}`")
+        for a in args:
+            if not a.text.startswith(("-", "+")):
+                self.read_word(a, st)
+                self.write_word(a, st, f"`{name}` edits")
+
+    def h_umask(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+        for a in args:
+            if re.fullmatch(r"[0-7]{1,4}", a.text) and not int(a.text, 8) & 0o002:
+                self.deny("perm.world-writable", f"`umask {a.text}` makes every new file world-writable")
+            if not a.known:
+                self.deny("perm.unresolved", "`umask` with a value only known at run time")
+
+    def h_coproc(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+        self.deny("shell.unsupported", "`coproc` runs a command the guardian does not follow")
 
     def h_system(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.ro(f"`{name}`")
@@ -1497,6 +1531,8 @@ class Analyser:
                 self.deny("opaque.exec", f"`{name}` runs a script from a process substitution")
             self.ro(f"running `{script.text}`")
             self.run_script_file(script, "sh", st, cmd)
+            for w in args[args.index(script) + 1:]:
+                self.read_word(w, st)
             return
         self.interp_stdin(name, cmd, shell=True, st=st, depth=depth)
 
@@ -1737,7 +1773,8 @@ class Analyser:
             if a.procsub:
                 self.deny("opaque.exec", "python runs a script from a process substitution")
             self.ro(f"`{name} {t}`")
-            self.read_word(a, st)
+            for w in args[i:]:
+                self.read_word(w, st)
             return
         self.interp_stdin(name, cmd, lang="python")
 
@@ -1798,7 +1835,8 @@ class Analyser:
             if a.procsub:
                 self.deny("opaque.exec", f"`{name}` runs a script from a process substitution")
             self.ro(f"`{name} {t}`")
-            self.read_word(a, st)
+            for w in args[i:]:
+                self.read_word(w, st)
             return
         self.interp_stdin(name, cmd, lang=lang)
 

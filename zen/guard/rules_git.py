@@ -230,6 +230,9 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
             an.deny("git.tag-force", "`git tag -f` moves a published tag")
     elif sub == "commit":
         pass
+    if sub in ("add", "diff", "blame", "hash-object", "show", "stage", "annotate"):
+        for p in pos:
+            an.read_word(p, st)
     elif sub == "apply" or sub == "am":
         for k, a in enumerate(sargs):
             if a.text.startswith("--directory"):

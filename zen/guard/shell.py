@@ -427,6 +427,11 @@ class Walker:
         for i, child in enumerate(kids):
             if not child.is_named or child.type == "comment":
                 continue
+            if child.type == "file_redirect":   # $(< file): bash reads the file
+                cmd = Cmd("redirect", [], cur, self.text(child))
+                self._apply_redirects(cmd, [child], cur)
+                self._emit(cmd)
+                continue
             if child.type not in _STATEMENTS:
                 self.nested(child, cur)
                 continue
