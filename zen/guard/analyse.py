@@ -155,8 +155,7 @@ def split_opts(args: list[Word], short_val: str = "", long_val: frozenset[str] |
                 i += 1
             else:
                 opts.append((name, None))
-        elif w.known and t.startswith("-") and len(t) > 1 and not t[1].isdigit() or (
-                w.known and t.startswith("-") and len(t) > 1 and short_val and t[1] in short_val):
+        elif w.known and t.startswith("-") and len(t) > 1:
             j = 1
             while j < len(t):
                 c = t[j]
@@ -693,8 +692,6 @@ class Analyser:
             t = a.text
             if t.startswith("-") and "=" in t:
                 self.read_word(lit(t.split("=", 1)[1]), st)
-            elif UNK in t and not any(d in t for d in defaults.CREDENTIAL_DIR_NAMES):
-                continue
             else:
                 if a.procsub and name in SHELLS:
                     self.deny("opaque.exec", "runs a script from a process substitution")
@@ -757,7 +754,7 @@ class Analyser:
 
     def h_print(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         for a in args:
-            if a.secret and not a.raw.startswith("${#"):
+            if a.secret and not a.raw.lstrip("\"").startswith("${#"):
                 self.deny("creds.secret-echo", f"`{name}` prints a secret-looking variable ({a.raw})")
         if name == "printf":
             opts, _ = split_opts(args, "v")

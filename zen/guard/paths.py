@@ -175,6 +175,14 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
             for c in comps:
                 if fnmatchcase(c, entry) and not _template(c):
                     return entry
+    if path is None and text.startswith("/") and UNK in text:
+        probe = text.replace(UNK, "x")
+        for entry in (*defaults.CREDENTIAL_PATHS, *extra):
+            if entry.startswith("/") and _GLOB.search(entry):
+                parts = entry.split("/")
+                pp = probe.split("/")
+                if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts)):
+                    return entry
     for c in comps[:-1] + [base]:
         if c in defaults.CREDENTIAL_DIR_NAMES:
             return c

@@ -105,6 +105,8 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
         force = "--force" in flags or _short(flags, "f")
         if force:
             deny("git.discard", "`git checkout -f` throws away uncommitted changes")
+        if "-B" in flags:
+            deny("git.branch-force", "`git checkout -B` resets an existing branch")
         texts = [a.text for a in sargs]
         if "--" in texts:
             deny("git.discard", "`git checkout -- <paths>` overwrites uncommitted changes")
