@@ -219,3 +219,12 @@ def test_autonomy_error_is_reported(home: Path) -> None:
     a.write_text(a.read_text().replace("default_level: suggest", "default_level: reckless"))
     assert any("autonomy.yaml" in e for e in load_policy_errors(home))
     assert check(home, "ls").rule == "policy.invalid"
+
+
+def test_protected_paths_extend_self_protection(home: Path) -> None:
+    g = home / "policy" / "guardian.yaml"
+    g.write_text(g.read_text().replace("protected_paths: []", 'protected_paths: ["vendor/**", "~/shared-notes"]'))
+    assert check(home, "rm -rf vendor/lib").rule == "policy.protected-path"
+    assert check(home, "echo x > vendor/a.txt").rule == "policy.protected-path"
+    assert check(home, "cat vendor/a.txt").allowed
+    assert check(home, "rm -rf build").allowed

@@ -214,6 +214,13 @@ class Analyser:
                 pass
         self.roots = roots
         self.pending: Decision | None = None
+        self._protected: Rule | None = None
+        if policy.protected_paths:
+            self._protected = getattr(policy, "_protected_rule", None)
+            if self._protected is None:
+                self._protected = Rule.from_dict({"id": "protected", "reason": "", "decision": "deny",
+                                                  "match": {"path": list(policy.protected_paths)}})
+                policy._protected_rule = self._protected  # type: ignore[attr-defined]
         self.rules = [r for r in policy.rules if r.applies(ctx.domain, self.level)]
         self.text = ""
         self.st = State((self.cwd,))
@@ -449,7 +456,10 @@ class Analyser:
         else:
             prot = zen_protected(path, self.home, self.user_home, subtree and inside)
         if prot is not None:
-            self.deny("self.protect", f"{what} {label}: {prot} are not the agent's to change")
+            self.deny("self.protect", f"{what} {label}: {prot} is not the agent's to change")
+        if self._protected is not None and self._protected.path_matches(path, self.worktree or self.cwd,
+                                                                        self.user_home):
+            self.deny("policy.protected-path", f"{what} {label}: the policy protects this path")
         for root in self.roots:
             if path == root and not t.children:
                 if op == "delete":
