@@ -98,22 +98,22 @@ def test_fixing_the_file_restores_service_without_restart(home: Path) -> None:
 
 
 def test_new_incident_rule_takes_effect_on_the_next_load(home: Path) -> None:
-    assert check(home, "terraform destroy -auto-approve").allowed
-    (home / "incidents" / "2099-02-02-terraform.yaml").write_text(
-        "zen: 1\nid: 2099-02-02-terraform\ntitle: t\ncontrols:\n  guardian_rules:\n"
-        "    - id: incident.no-terraform-destroy\n"
-        "      reason: terraform destroy tore down staging once\n"
-        "      match: {command: [terraform], subcommand: [destroy]}\n")
-    d = check(home, "terraform destroy -auto-approve")
-    assert d.decision == "deny" and d.rule == "incident.no-terraform-destroy"
-    assert "2099-02-02-terraform" in d.reason
-    assert check(home, "terraform plan").allowed
+    assert check(home, "make deploy-staging").allowed
+    (home / "incidents" / "2099-02-02-deploy.yaml").write_text(
+        "zen: 1\nid: 2099-02-02-deploy\ntitle: t\ncontrols:\n  guardian_rules:\n"
+        "    - id: incident.no-staging-deploy\n"
+        "      reason: make deploy-staging pushed a broken build once\n"
+        "      match: {command: [make], subcommand: [deploy-staging]}\n")
+    d = check(home, "make deploy-staging")
+    assert d.decision == "deny" and d.rule == "incident.no-staging-deploy"
+    assert "2099-02-02-deploy" in d.reason
+    assert check(home, "make test").allowed
     # editing the same file (stat changes) is picked up too
-    p = home / "incidents" / "2099-02-02-terraform.yaml"
-    p.write_text(p.read_text().replace("subcommand: [destroy]", "subcommand: [plan]"))
+    p = home / "incidents" / "2099-02-02-deploy.yaml"
+    p.write_text(p.read_text().replace("subcommand: [deploy-staging]", "subcommand: [test]"))
     bump(p)
-    assert check(home, "terraform destroy -auto-approve").allowed
-    assert check(home, "terraform plan").rule == "incident.no-terraform-destroy"
+    assert check(home, "make deploy-staging").allowed
+    assert check(home, "make test").rule == "incident.no-staging-deploy"
 
 
 def test_the_compiled_cache_is_reused_and_keyed_on_sources(home: Path) -> None:

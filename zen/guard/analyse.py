@@ -117,6 +117,11 @@ _OPAQUE_ENV_VARS = frozenset({
 })
 # (value-taking short options, value-taking long options) of commands whose non-option
 # arguments are paths
+_CLOUD_CLIS = frozenset({"kubectl", "helm", "terraform", "tofu", "pulumi", "aws", "gcloud", "gsutil", "az",
+                         "gh", "glab", "doctl", "flyctl", "fly", "heroku", "vercel", "netlify", "firebase",
+                         "supabase", "wrangler", "eksctl", "oc", "linode-cli", "hcloud", "railway"})
+_DESTROY_WORDS = frozenset({"delete", "destroy", "rm", "rb", "uninstall", "drain", "prune", "purge",
+                            "apps:destroy", "remove", "terminate", "deprovision", "teardown"})
 _READ_ONLY_GIT = frozenset({
     "status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep", "describe",
     "shortlog", "ls-tree", "cat-file", "rev-list", "whatchanged", "name-rev", "merge-base",
@@ -696,6 +701,7 @@ class Analyser:
             self.deny("net.vendor-cli", f"`{name}` talks to a high-consequence service")
         self.cred_command(name, args)
         self.db_command(name, args)
+        self.remote_destructive(name, args)
         if name not in READ_ONLY:
             self.ro(f"`{name}`")
         for a in args:
@@ -716,6 +722,23 @@ class Analyser:
             self.need("network_requests", "approval.network", f"`{name}` reaches the network")
 
     h_generic = generic
+
+    def remote_destructive(self, name: str, args: list[Word]) -> None:
+        """Deleting cloud, cluster or hosted resources is beyond any worktree: denied."""
+        if name not in _CLOUD_CLIS:
+            return
+        texts = [a.text for a in args]
+        if "--" in texts:
+            texts = texts[:texts.index("--")]
+        posw = [t for t in texts if not t.startswith("-")]
+        if posw[:1] in (["exec"], ["run"], ["ssh"], ["logs"], ["api"]):
+            return
+        for w in posw[:4]:
+            if w in _DESTROY_WORDS or w.startswith(("delete-", "remove-", "terminate-", "destroy")):
+                self.deny("remote.destructive", f"`{name} ... {w}` destroys resources outside the "
+                          "worktree; a human does that")
+        if name in ("terraform", "tofu", "pulumi") and any(a.text in ("-destroy", "--destroy") for a in args):
+            self.deny("remote.destructive", f"`{name} -destroy` destroys infrastructure")
 
     def h_generic_net(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.generic(name, args, st, cmd, depth)
@@ -1653,6 +1676,11 @@ class Analyser:
             for p in p2:
                 self.read_word(p, st, recursive=True)
             return
+        if sub in ("system", "volume", "image", "container", "network", "builder") and rest and \
+                rest[0].text in ("prune", "rm") and (sub == "volume" or any(
+                    a.text in ("--volumes", "-a", "--all", "-af", "-fa") for a in rest)):
+            self.deny("remote.destructive", f"`{name} {sub} {rest[0].text}` deletes volumes or images "
+                      "outside the worktree")
         if sub in ("login",):
             self.need("network_requests", "approval.network", f"`{name} login`")
         if sub in ("system", "volume", "image", "container", "network", "builder") and rest and rest[0].text == "prune" \
@@ -1682,6 +1710,7 @@ class Analyser:
 
     def h_kubectl(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.cred_command(name, args)
+        self.remote_destructive(name, args)
         texts = [a.text for a in args]
         posw = [t for t in texts if not t.startswith("-")]
         if posw[:1] in (["get"], ["describe"], ["logs"], ["top"], ["explain"], ["version"], ["api-resources"]) \
@@ -2104,6 +2133,7 @@ class Analyser:
 
     def h_gh(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.cred_command(name, args)
+        self.remote_destructive(name, args)
         texts = [a.text for a in args]
         if texts[:1] in (["auth"],) and texts[1:2] in (["token"],):
             self.deny("creds.command", "`gh auth token` prints credentials")
