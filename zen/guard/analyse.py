@@ -18,9 +18,18 @@ from typing import Any
 
 from zen.guard import codescan, defaults
 from zen.guard.api import APPROVAL, DENY, Context, Decision
-from zen.guard.paths import (SAFE_DEVICES, Resolver, Target, credential_hit, glob_hits_dot, norm,
-                             strictly_under, under, zen_protected)
-from zen.guard.policy import Policy, Rule, split_url
+from zen.guard.paths import (
+    SAFE_DEVICES,
+    Resolver,
+    Target,
+    credential_hit,
+    glob_hits_dot,
+    norm,
+    strictly_under,
+    under,
+    zen_protected,
+)
+from zen.guard.policy import Policy, Rule
 from zen.guard.shell import FOUND, UNK, Cmd, ShellError, State, Walker, Word, is_secret_name, lit
 
 MAX_LEAF_DEPTH = 12
@@ -716,9 +725,9 @@ class Analyser:
                 self.host_check(t)
         if name in self.policy.system_commands:
             self.need("system_commands", "approval.system-command", f"`{name}` changes the system")
-        if name in self.policy.network_commands or name in defaults.NETWORK_SUBCOMMANDS and (
+        if name in self.policy.network_commands or (name in defaults.NETWORK_SUBCOMMANDS and (
                 not defaults.NETWORK_SUBCOMMANDS[name] or
-                any(a.text in defaults.NETWORK_SUBCOMMANDS[name] for a in args[:2])):
+                any(a.text in defaults.NETWORK_SUBCOMMANDS[name] for a in args[:2]))):
             self.need("network_requests", "approval.network", f"`{name}` reaches the network")
 
     h_generic = generic
@@ -1196,7 +1205,7 @@ class Analyser:
     def h_archive(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.ro(f"`{name}`")
         opts, pos = split_opts(args, "xibnt" if name == "zip" else "", frozenset())
-        if name == "zip" and (_has(opts, "-T") and _val(opts, "--unzip-command") is not None or
+        if name == "zip" and ((_has(opts, "-T") and _val(opts, "--unzip-command") is not None) or
                               any(a.text in ("-TT", "--unzip-command") for a in args)):
             self.deny("opaque.exec", "`zip -TT` runs a program")
         if pos:
@@ -1252,11 +1261,10 @@ class Analyser:
                     if "f" in body:
                         scripts.append(UNK)
                         i += 1
+            elif not scripts and not any(x.text in ("-e", "--expression") for x in args[:i]):
+                scripts.append(t)
             else:
-                if not scripts and not any(x.text in ("-e", "--expression") for x in args[:i]):
-                    scripts.append(t)
-                else:
-                    files.append(a)
+                files.append(a)
             i += 1
         for s in scripts:
             if UNK in s:
@@ -1300,7 +1308,7 @@ class Analyser:
         while i < len(args):
             a = args[i]
             t = a.text
-            if a.known and t.startswith("-") and len(t) > 1 and not code and script_file is None or (
+            if (a.known and t.startswith("-") and len(t) > 1 and not code and script_file is None) or (
                     a.known and t.startswith("-") and len(t) > 1 and t[1] in "eEipnlaF0" and not files):
                 if t == "--":
                     i += 1
@@ -1392,7 +1400,7 @@ class Analyser:
     # -- find / xargs / parallel -----------------------------------------------------------------------
     def h_find(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         i = 0
-        while i < len(args) and args[i].known and args[i].text in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3") \
+        while (i < len(args) and args[i].known and args[i].text in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3")) \
                 or (i < len(args) and args[i].text.startswith("-D") and args[i].known):
             i += 2 if args[i].text == "-D" else 1
         starts: list[Word] = []
@@ -1463,7 +1471,7 @@ class Analyser:
             if pname in ("echo", "printf") and all(w.known for w in pargs) and len(pargs) == 1:
                 return pargs[0]
             if pname in ("ls", "grep", "rg", "fd") and prod.state.cwd is not None and all(
-                    w.known and (w.text.startswith("-") or "/" not in w.text and w.text not in ("..", ".")) for w in pargs):
+                    w.known and (w.text.startswith("-") or ("/" not in w.text and w.text not in ("..", "."))) for w in pargs):
                 return Word(FOUND, FOUND, glob=True)
             if pname == "git" and [w.text for w in pargs[:1]] == ["ls-files"]:
                 return Word(FOUND, FOUND, glob=True)
@@ -1683,7 +1691,7 @@ class Analyser:
                       "outside the worktree")
         if sub in ("login",):
             self.need("network_requests", "approval.network", f"`{name} login`")
-        if sub in ("system", "volume", "image", "container", "network", "builder") and rest and rest[0].text == "prune" \
+        if (sub in ("system", "volume", "image", "container", "network", "builder") and rest and rest[0].text == "prune") \
                 or sub == "rmi" or sub == "rm":
             pass
         if sub in ("pull", "push", "login"):
@@ -1764,7 +1772,7 @@ class Analyser:
             who, op, perms = m.groups()
             if op == "-":
                 continue
-            if "s" in perms or "t" in perms and False:
+            if "s" in perms or ("t" in perms and False):
                 self.deny("perm.setuid", f"{where}: {clause} sets setuid/setgid")
             if "w" in perms and ("o" in who or "a" in who):
                 self.deny("perm.world-writable", f"{where}: {clause} makes files world-writable")
@@ -1827,7 +1835,7 @@ class Analyser:
             self.ro(f"`python -m {mod}`")
             return
         self.ro(f"`python -m {mod}`")
-        self.leaf([lit(mod.split(".")[0])] + rest, st, cmd, depth + 1) if mod in (
+        self.leaf([lit(mod.split(".", maxsplit=1)[0])] + rest, st, cmd, depth + 1) if mod in (
             "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "venv",
             "build", "twine", "coverage") else None
 
@@ -1889,7 +1897,7 @@ class Analyser:
     def h_other_interp(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         texts = [a.text for a in args]
         if any(t in ("-e", "-c", "--eval", "-E", "-x") for t in texts) or (cmd is not None and cmd.stdin in (
-                "pipe", "heredoc", "herestring")) or name in ("osascript", "expect") and not texts:
+                "pipe", "heredoc", "herestring")) or (name in ("osascript", "expect") and not texts):
             self.deny("opaque.exec", f"`{name}` code cannot be checked by the guardian")
         self.ro(f"`{name}`")
 
@@ -2032,9 +2040,9 @@ class Analyser:
         for o, v in opts:
             if v is None:
                 continue
-            if o in ("-o", "--output", "-O", "--output-document", "-D", "--dump-header", "-c", "--cookie-jar",
+            if (o in ("-o", "--output", "-O", "--output-document", "-D", "--dump-header", "-c", "--cookie-jar",
                      "--trace", "--trace-ascii", "--stderr", "--output-file", "-a", "--append-output",
-                     "--save-cookies", "--session") and name != "wget" or (
+                     "--save-cookies", "--session") and name != "wget") or (
                     name == "wget" and o in ("-O", "--output-document", "-o", "--output-file", "-a",
                                              "--append-output", "--save-cookies")):
                 if v.text != "-":
@@ -2055,7 +2063,7 @@ class Analyser:
                     if a.secret and False:
                         pass
             elif o in ("-K", "--config", "-e", "--execute") and name in ("curl", "wget"):
-                if o in ("-e", "--execute") and name == "wget" or o in ("-K", "--config"):
+                if (o in ("-e", "--execute") and name == "wget") or o in ("-K", "--config"):
                     self.deny("net.unresolved-host", f"`{name} {o}` takes its targets from elsewhere")
             elif o in ("--url",):
                 urls.append(v)
@@ -2071,7 +2079,7 @@ class Analyser:
             elif o in ("--netrc-file", "--cert", "--key", "--cacert", "--certificate", "--private-key",
                        "--load-cookies"):
                 self.read_word(v, st)
-        if _has(opts, "-n", "--netrc") and name == "curl" or _has(opts, "--netrc-optional"):
+        if (_has(opts, "-n", "--netrc") and name == "curl") or _has(opts, "--netrc-optional"):
             self.deny("creds.read", f"`{name} --netrc` sends stored credentials")
         if name in ("http", "https", "httpie", "xh", "xhs", "curlie"):
             # httpie: [METHOD] URL [items...]; items like @file / field=@file read files
@@ -2228,8 +2236,8 @@ class Analyser:
             elif pos:
                 self.leaf(pos, st, cmd, depth + 1)
             return
-        if texts[:1] in (["config"],) and texts[1:2] in (["get"], ["list"], ["ls"]) and any(
-                "token" in t.lower() or "auth" in t.lower() for t in texts) or texts[:2] == ["config", "list"] and "-l" in texts:
+        if (texts[:1] in (["config"],) and texts[1:2] in (["get"], ["list"], ["ls"]) and any(
+                "token" in t.lower() or "auth" in t.lower() for t in texts)) or (texts[:2] == ["config", "list"] and "-l" in texts):
             self.deny("creds.command", "`npm config get` of an auth token prints credentials")
         if texts[:2] in (["token", "list"], ["token", "create"]):
             self.deny("creds.command", "`npm token` prints credentials")
@@ -2253,7 +2261,7 @@ _URL_IN_TEXT = re.compile(r"(?i)\b(?:https?|wss?|ftp)://[^\s'\"<>`]+")
 
 
 def _looks_host(v: str) -> bool:
-    return bool(re.match(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?(/|$)", v)) and "/" not in v.split(".")[0]
+    return bool(re.match(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?(/|$)", v)) and "/" not in v.split(".", maxsplit=1)[0]
 
 
 def _url_host(url: str) -> tuple[str | None, int | None, str | None]:

@@ -243,10 +243,10 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
 
 def _read_only(sub: str, args: list[Word], flags: list[str], ptexts: list[str]) -> bool:
     if sub == "branch":
-        return not ptexts or any(f in ("-l", "--list", "-a", "-r", "--contains", "--merged", "--no-merged",
+        return not ptexts or (any(f in ("-l", "--list", "-a", "-r", "--contains", "--merged", "--no-merged",
                                        "--show-current", "-v", "-vv") for f in flags) and not any(
             f in ("-d", "-D", "-m", "-M", "-c", "-C", "-f", "--delete", "--move", "--copy", "--force",
-                  "-u", "--set-upstream-to", "--unset-upstream", "--edit-description") for f in flags)
+                  "-u", "--set-upstream-to", "--unset-upstream", "--edit-description") for f in flags))
     if sub == "remote":
         return not ptexts or ptexts[0] in ("show", "get-url", "-v")
     if sub == "tag":
