@@ -344,3 +344,29 @@ def test_an_idle_claude_stays_waiting_after_its_stop_hook(running: Path, api: Fa
         assert not flips, f"an idle Claude was recorded as working: {flips}\n{job.screen()}"
         time.sleep(0.25)
     assert job.state()["state"] == "waiting"
+
+
+def test_a_question_and_claudes_own_permission_prompt_show_as_waiting_with_their_reason(
+        running: Path, api: FakeAPI, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not in the worktree\n")
+    api.script = [text("Which file should I change?"),
+                  tool("Read", file_path=str(outside)),      # Claude Code asks before reading it
+                  text("Read it.")]
+    job = Job(running, dispatch("Ask first", "--lane", "app", "--name", "asks"))
+    question = job.wait_event("turn.waiting", timeout=90, actor="hook")
+    assert question["reason"] == "question"
+
+    assert zen("send", job.id, "Read the file outside, please.").returncode == 0
+    approval = job.wait_event("turn.waiting", after_seq=question["seq"], timeout=60, reason="approval")
+    assert approval["actor"] == "hook" and approval.get("tool") == "Read"
+    assert job.state()["state"] == "waiting"
+    assert "outside.txt" in job.screen()
+
+    # zen cancel stops it there and still records the exit and harvests
+    r = zen("cancel", job.id, "--reason", "not needed")
+    assert r.returncode == 0, r.stderr + job.explain()
+    job.wait_event("agent.exited", timeout=60)
+    assert job.of("job.cancelled")
+    wait_until(lambda: job.state()["state"] in ("cancelled", "harvested"), timeout=30,
+               message="the job to be cancelled")
