@@ -13,6 +13,9 @@ $(PY):
 
 install: $(PY)
 	$(PY) -m pip install -q -e ".[dev]"
+	@# an editable install leaves zen's own modules uncompiled; the guard hook starts for every
+	@# agent command, so compile them now (this holds even where PYTHONDONTWRITEBYTECODE is set)
+	$(PY) -m compileall -q zen
 	@$(BIN)/zen --version
 
 test: $(PY)

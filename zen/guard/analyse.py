@@ -204,8 +204,30 @@ def _val(opts: list[tuple[str, Word | None]], *names: str) -> Word | None:
     return None
 
 
+class _Bound:
+    """The class-wide handler table, seen as methods bound to one Analyser."""
+
+    __slots__ = ("obj", "table")
+
+    def __init__(self, obj: Any, table: dict[str, Any]) -> None:
+        self.obj = obj
+        self.table = table
+
+    def get(self, name: str, default: Any = None) -> Any:
+        fn = self.table.get(name)
+        return default if fn is None else fn.__get__(self.obj)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.table[name].__get__(self.obj)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.table
+
+
 class Analyser:
     """One decision's worth of analysis (not reused across calls)."""
+
+    _table: dict[str, Any] | None = None
 
     def __init__(self, ctx: Context, policy: Policy) -> None:
         self.ctx = ctx
@@ -241,8 +263,13 @@ class Analyser:
         self.cmd: Cmd | None = None
         self.depth = 0
         self.env = dict(ctx.env) if ctx.env else {}
-        self._fns: dict[str, Callable[[str, list[Word], State, Cmd | None, int], None]] = {}
-        self._register()
+        table = type(self)._table
+        if table is None:
+            # the name -> handler table is the same for every call: build it once per process
+            self._fns = {}
+            self._register()
+            table = type(self)._table = {k: v.__func__ for k, v in self._fns.items()}
+        self._fns = _Bound(self, table)
 
     # -- outcomes ---------------------------------------------------------------------------------
     def deny(self, rule: str, reason: str) -> None:

@@ -6,6 +6,9 @@ Lean on purpose (imported by the hook): stdlib only.
 
 from __future__ import annotations
 
+import fnmatch
+import functools
+
 import posixpath
 import re
 from collections.abc import Callable
@@ -154,6 +157,7 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
     name_src = (path or "") + "/" + text.replace(UNK, "/")
     comps = [c for c in name_src.split("/") if c]
     base = comps[-1] if comps else ""
+    any_name = _name_patterns(extra)
     for entry in (*defaults.CREDENTIAL_PATHS, *extra):
         if entry.startswith("~/"):
             if not uh or path is None:
@@ -171,9 +175,9 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
                     return entry
             elif under(path, entry) or (recursive and strictly_under(entry, path)):
                 return entry
-        else:
+        elif any_name.match:  # a bare name: one combined pattern first, this entry only on a hit
             for c in comps:
-                if fnmatchcase(c, entry) and not _template(c):
+                if any_name.match(c) and fnmatchcase(c, entry) and not _template(c):
                     return entry
     if path is None and text.startswith("/") and UNK in text:
         probe = text.replace(UNK, "x")
@@ -187,6 +191,13 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
         if c in defaults.CREDENTIAL_DIR_NAMES:
             return c
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _name_patterns(extra: tuple[str, ...]) -> re.Pattern[str]:
+    """Every bare-name credential pattern as one regex, so most words are ruled out in one match."""
+    names = [e for e in (*defaults.CREDENTIAL_PATHS, *extra) if not e.startswith(("~/", "/"))]
+    return re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names) or "(?!)")
 
 
 def _template(name: str) -> bool:
