@@ -136,13 +136,24 @@ def test_eight_concurrent_dispatchers_leave_400_distinct_valid_tasks(lane: Path,
 
 
 def test_sigkill_at_any_point_leaves_a_whole_task_or_nothing(lane: Path, home: Path) -> None:
-    """Kill dispatch processes at many points in their life; every published task must be whole."""
+    """Kill dispatch processes at many points in their life; every published task must be whole.
+
+    The kill points sweep from process start to past a measured whole dispatch, so the sweep
+    crosses the publish point however loaded the machine is."""
+
+    def start(i: int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "zen", "dispatch", f"crash test {i}", "--name", "crash"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    t0 = time.monotonic()
+    assert start(-1).wait(timeout=60) == 0
+    whole = time.monotonic() - t0
     outcomes = set()
-    for i in range(24):
+    points = 24
+    for i in range(points):
         before = set(os.listdir(home / "spool" / "new"))
-        p = subprocess.Popen([sys.executable, "-m", "zen", "dispatch", f"crash test {i}", "--name", "crash"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.02 + i * 0.015)
+        p = start(i)
+        time.sleep(whole * 1.3 * i / (points - 1))
         p.send_signal(signal.SIGKILL)
         p.wait()
         added = set(os.listdir(home / "spool" / "new")) - before
