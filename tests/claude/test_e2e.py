@@ -325,13 +325,6 @@ def test_zen_finish_ends_a_waiting_claude_cleanly_and_records_the_exit(running: 
     assert job.of("harvest.done")
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "zen issue (supervisor turn detection): 9-11 s after a turn ends, Claude Code 2.1.332 redraws "
-    "its idle screen by itself (the '◐ medium · /effort' hint goes away; without `set -g "
-    "focus-events on` in zen's tmux.conf a 'tmux focus-events off' tip replaces it). The hook hold "
-    "of zen/core/turns.py (max(3, 2*idle_after) = 4 s) is over by then, so the output-activity "
-    "fallback records turn.working by=activity and turn.waiting 2 s later; meanwhile `zen send` "
-    "refuses. A Stop-reported wait should hold until input, a UserPromptSubmit hook or exit"))
 def test_an_idle_claude_stays_waiting_after_its_stop_hook(running: Path, api: FakeAPI) -> None:
     import time
 

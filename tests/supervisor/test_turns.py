@@ -40,9 +40,16 @@ def test_a_fresh_stop_hook_is_not_undone_by_the_tail_of_the_output() -> None:
     assert replay(history, idle_after_s=0.5, hook_hold_s=3) == []
 
 
-def test_after_the_hold_new_output_means_working() -> None:
-    history = [(0, ("output", 1)), (1.0, ("hook", "waiting", "idle")), (5.0, ("output", 2))]
-    assert states(replay(history, idle_after_s=0.5, hook_hold_s=3)) == [(5.0, "working", None)]
+def test_a_hook_reported_wait_outlasts_idle_redraws() -> None:
+    # Claude Code redraws its idle screen ~10 s after Stop (hints, tips): that is not work
+    history = [(0, ("output", 1)), (1.0, ("hook", "waiting", "idle")), (10.0, ("output", 2)),
+               (11.0, ("output", 3)), (20.0, ("output", 3))]
+    assert replay(history, idle_after_s=0.5, hook_hold_s=3) == []
+
+
+def test_after_a_working_hook_s_hold_new_output_and_silence_count_again() -> None:
+    history = [(0, ("output", 1)), (1.0, ("hook", "working")), (5.0, ("output", 2)), (6.0, ("output", 2))]
+    assert states(replay(history, idle_after_s=0.5, hook_hold_s=3)) == [(6.0, "waiting", "idle")]
 
 
 def test_typed_input_ends_the_hold() -> None:

@@ -5,8 +5,9 @@ worth recording. The most reliable signal wins:
 
 1. Agent hooks (Claude Stop / Notification / UserPromptSubmit, Codex notify, aider's
    notifications command) say outright what happened. They are recorded by `zen hook` itself;
-   the detector only learns of them, and for `hook_hold_s` afterwards the activity heuristic may
-   not contradict them (the tail of a turn's output, or a prompt redraw, must not undo a Stop).
+   the detector only learns of them. A hook-reported wait holds until a working hook, a
+   guarded tool call or typed input (an idle TUI redraws itself; that is not work); after a
+   working hook, the activity heuristic may not contradict it for `hook_hold_s`.
 2. Output activity, for every agent: new output (the pane log grows, the cursor moves) means
    working; no new output for `idle_after_s` means waiting. The reason of a waiting turn comes
    from the adapter's reading of the screen (question / approval / dialog), else idle.
@@ -48,10 +49,15 @@ class TurnDetector:
 
     # -- signals -------------------------------------------------------------------
     def hook(self, now: float, state: str, reason: str | None = None) -> None:
-        """An agent hook said what happened. Already recorded by the hook: nothing to emit."""
+        """An agent hook said what happened. Already recorded by the hook: nothing to emit.
+
+        A wait that a hook reported (Claude's Stop, a permission prompt) holds until the agent
+        or the human says otherwise: a working hook, a guarded tool call, typed input, or exit.
+        Agents redraw idle screens on their own (hints, tips, clocks); that is not work.
+        """
         self.state = state
         self.reason = reason if state == WAITING else None
-        self.hold_until = now + self.hook_hold_s
+        self.hold_until = float("inf") if state == WAITING else now + self.hook_hold_s
         self.last_activity = now
 
     def input(self, now: float) -> None:

@@ -431,6 +431,10 @@ class Supervisor:
             etype = ev.get("type")
             if etype in ("turn.waiting", "turn.working") and ev.get("actor") == "hook":
                 t.detector.hook(now, WAITING if etype == "turn.waiting" else WORKING, ev.get("reason"))
+            elif etype in ("guard.allowed", "guard.denied") and t.detector.state == WAITING:
+                # the agent is calling tools: it works, whatever the last hook said (e.g. a
+                # permission prompt answered in `zen attach`)
+                t.detector.input(now)
             elif etype == "input.sent":
                 t.detector.input(now)
             elif etype in ("job.cancelled", "job.failed"):
