@@ -40,7 +40,7 @@ def p50(xs: list[float]) -> float:
 
 def p95(xs: list[float]) -> float:
     s = sorted(xs)
-    return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
 
 
 def row(figure: str, value: float, unit: str, target: str, ok: bool, note: str = "") -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import PY, bench_env, interleaved, make_repo, p50, row, wall, zen, zen_bin  # noqa: E402
+from bench.common import PY, bench_env, interleaved, make_repo, p50, row, wall, zen, zen_bin
 
 RUNS = 25
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import PY, bench_env, make_repo, p50, p95, row, zen, zen_bin  # noqa: E402
+from bench.common import bench_env, make_repo, p50, p95, row, zen, zen_bin
 
 IDLE_S = 2.0  # the default idle_after; the figure is judged against it
 
@@ -103,7 +103,7 @@ def dispatch_to_running(runs: int = 8) -> list[dict]:
 
 def turn_end(runs: int = 8) -> list[dict]:
     with bench_env() as env:
-        home, repo, env = _setup(env, max_concurrent=runs + 1)
+        home, _repo, env = _setup(env, max_concurrent=runs + 1)
         try:
             # 1. Stop hook -> turn.waiting: the hook command the per-job settings file registers
             job = zen("dispatch", "hold", "--cmd", "sleep 120", env=env).stdout.strip()
@@ -165,7 +165,7 @@ def _proc_rss_mb(pid: int) -> float:
 
 def scale(agents: int = 32, idle_s: float = 60.0) -> list[dict]:
     with bench_env() as env:
-        home, repo, env = _setup(env, max_concurrent=agents)
+        home, _repo, env = _setup(env, max_concurrent=agents)
         try:
             from zen.orchestration.status import supervisor_pid
             from zen.store.home import Home

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import row  # noqa: E402
+from bench.common import row
 
 
 def run() -> list[dict]:

@@ -255,9 +255,8 @@ def test_add_worktree_is_idempotent_and_refuses_a_bad_base(lane: Path, tmp_path:
 
 def test_harvest_works_when_the_repo_ignores_zens_own_dirs(tmp_path: Path) -> None:
     """A user's .gitignore may list .zen/ already; the snapshot must still leave it out and work."""
-    from zen.adapters import git as g
-
     from tests.helpers import make_repo
+    from zen.adapters import git as g
 
     repo = make_repo(tmp_path / "r", {".gitignore": ".zen/\n.zen-tmp/\n", "a.txt": "a\n"})
     wt = tmp_path / "wt"

@@ -3,13 +3,12 @@ failed dependencies, retries with growing delays, the circuit breaker, zen queue
 
 from __future__ import annotations
 
+import itertools
 import json
-import time
 from pathlib import Path
 
 from tests.helpers import one_line, wait_until, zen, zen_json
-from tests.supervisor.conftest import make_fast
-from tests.supervisor.util import dispatch_cmd, events, snap, types, wait_event, wait_state
+from tests.supervisor.util import dispatch_cmd, events, snap, types, wait_state
 from zen.core.ids import parse_iso
 
 
@@ -94,7 +93,7 @@ def test_retries_back_off_with_increasing_delays(zh: Path, sups) -> None:
     assert [r["delay_s"] for r in retries] == [0.5, 1.0, 2.0]
     spawns = [parse_iso(e["ts"]).timestamp() for e in evs if e["type"] == "agent.spawned"]
     assert len(spawns) == 4
-    gaps = [b - a for a, b in zip(spawns, spawns[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(spawns)]
     assert gaps[0] >= 0.5 and gaps[1] >= 1.0 and gaps[2] >= 2.0
     assert gaps[2] > gaps[0]
     final = snap(zh, job)

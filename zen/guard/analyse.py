@@ -596,7 +596,7 @@ class Analyser:
                       "known at run time")
         hit = self.policy.match_host(host, port, scheme)
         if hit is not None:
-            pattern, cat, integ = hit
+            _pattern, cat, integ = hit
             how = f"use `zen gate {integ} METHOD PATH`" if integ else \
                 "declare an integration in policy/guardian.yaml and use `zen gate NAME`"
             self.deny("net.high-consequence", f"raw call to {host} ({cat}): {how}")
@@ -709,7 +709,7 @@ class Analyser:
                   "wait", "read", "unset", "shopt", "local", "let", "break", "continue", "umask",
                   "ulimit", "hash", "type", "getopts", "mapfile", "readarray", "dirs", "jobs", "bg",
                   "fg", "disown", "times", "enable"):
-            f[n] = self.h_data if n not in ("read",) else self.h_data
+            f[n] = self.h_data
         for n in ("vi", "vim", "nvim", "view", "vimdiff", "gvim", "emacs", "nano", "pico", "micro",
                   "less", "more", "most", "man"):
             f[n] = self.h_editor
@@ -899,7 +899,7 @@ class Analyser:
     def h_wrapper(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         short, long = _WRAPPER_VALUE_OPTS.get(name, ("", frozenset()))
         if name == "nice":
-            args = [lit("-n"), lit(args[0].text[1:])] + args[1:] if args and _is_num_flag(args[0]) else args
+            args = [lit("-n"), lit(args[0].text[1:]), *args[1:]] if args and _is_num_flag(args[0]) else args
         opts, pos = split_opts(args, short, long, stop_first=True)
         if name == "exec" and not pos:
             return
@@ -1130,7 +1130,7 @@ class Analyser:
                 if o is not None:
                     self.write_word(o, st, "`patch` writes")
             return
-        if name == "split" or name == "csplit":
+        if name in {"split", "csplit"}:
             return
         opts, pos = split_opts(args, "mrdtZ" if name != "mkdir" else "mZ",
                                frozenset({"--mode", "--reference", "--date", "--context"}))
@@ -1191,7 +1191,7 @@ class Analyser:
     def h_tar(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         words = list(args)
         if words and words[0].known and not words[0].text.startswith("-") and words[0].text:
-            words = [lit("-" + words[0].text)] + words[1:]   # tar czf ...: old-style bundled options
+            words = [lit("-" + words[0].text), *words[1:]]   # tar czf ...: old-style bundled options
         opts, pos = split_opts(words, "fCbHKLNTXgIV", frozenset({
             "--file", "--directory", "--exclude", "--files-from", "--exclude-from", "--transform",
             "--xform", "--use-compress-program", "--to-command", "--checkpoint-action",
@@ -1201,7 +1201,7 @@ class Analyser:
                     "--rsh-command", "--use-compress-program", "-I", "-F"):
             v = _val(opts, key)
             if v is not None:
-                if key == "-I" or key == "--use-compress-program":
+                if key in {"-I", "--use-compress-program"}:
                     if v.text.split()[0] in ("gzip", "bzip2", "xz", "zstd", "lz4", "pigz", "lzip", "lzma",
                                              "zstd -T0", "pixz", "pbzip2"):
                         continue
@@ -1246,7 +1246,7 @@ class Analyser:
 
     def h_unzip(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.ro(f"`{name}`")
-        opts, pos = split_opts(args, "dx", frozenset())
+        opts, _pos = split_opts(args, "dx", frozenset())
         d = _val(opts, "-d")
         dest = d if d is not None else lit(".")
         if not _has(opts, "-l", "-t", "-v", "-p", "-Z"):
@@ -1520,7 +1520,7 @@ class Analyser:
             r = repl.text or "{}"
             sub = [Word(w.text.replace(r, item.text), w.raw, glob=item.glob) if r in w.text else w for w in pos]
         else:
-            sub = pos + [item]
+            sub = [*pos, item]
         self.leaf(sub, st, None, depth + 1)
 
     def h_parallel(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -1550,7 +1550,7 @@ class Analyser:
         for v in values or [Word(UNK)]:
             if not v.known:
                 self.deny("shell.unresolved", "parallel runs commands built from input only known at run time")
-            text = re.sub(r"\{[^}]*\}", lambda _m: _sq(v.text), template)
+            text = re.sub(r"\{[^}]*\}", lambda _m, v=v: _sq(v.text), template)
             self.walk(text, st.copy(vars={}), depth + 1)
 
     # -- shells, env, ssh, docker ---------------------------------------------------------------------------
@@ -1661,7 +1661,7 @@ class Analyser:
 
     def h_docker(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.ro(f"`{name}`")
-        gopts, pos = split_opts(args, "cHl", frozenset({"--context", "--host", "--config", "--log-level"}),
+        _gopts, pos = split_opts(args, "cHl", frozenset({"--context", "--host", "--config", "--log-level"}),
                                 stop_first=True)
         if not pos:
             return
@@ -1671,7 +1671,7 @@ class Analyser:
             sub, rest = rest[0].text, rest[1:]
         if sub in ("exec", "run", "create"):
             vshort = "eiuvwlpcmhd" if sub != "exec" else "euwd"
-            opts, p2 = split_opts(rest, vshort.replace("d", "") + ("" if sub == "exec" else ""), frozenset({
+            opts, p2 = split_opts(rest, vshort.replace("d", ""), frozenset({
                 "--env", "--user", "--volume", "--workdir", "--label", "--publish", "--cpus", "--memory",
                 "--hostname", "--name", "--network", "--mount", "--entrypoint", "--env-file", "--platform",
                 "--detach-keys", "--add-host", "--cap-add", "--cap-drop", "--device", "--pull", "--restart",
@@ -1718,8 +1718,7 @@ class Analyser:
                       "outside the worktree")
         if sub in ("login",):
             self.need("network_requests", "approval.network", f"`{name} login`")
-        if (sub in ("system", "volume", "image", "container", "network", "builder") and rest and rest[0].text == "prune") \
-                or sub == "rmi" or sub == "rm":
+        if (sub in ("system", "volume", "image", "container", "network", "builder") and rest and rest[0].text == "prune") or sub in {"rmi", "rm"}:
             pass
         if sub in ("pull", "push", "login"):
             self.need("network_requests", "approval.network", f"`{name} {sub}` reaches a registry")
@@ -1765,7 +1764,7 @@ class Analyser:
     # -- privilege, modes ----------------------------------------------------------------------------------
     def h_chmod(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         self.ro(f"`{name}`")
-        opts, pos = split_opts([a for a in args if not (name == "chmod" and _is_mode_word(a))],
+        _opts, pos = split_opts([a for a in args if not (name == "chmod" and _is_mode_word(a))],
                                "", frozenset({"--reference", "--from"}))
         if name == "chmod":
             modes = [a for a in args if _is_mode_word(a)]
@@ -1799,7 +1798,7 @@ class Analyser:
             who, op, perms = m.groups()
             if op == "-":
                 continue
-            if "s" in perms or ("t" in perms and False):
+            if "s" in perms:
                 self.deny("perm.setuid", f"{where}: {clause} sets setuid/setgid")
             if "w" in perms and ("o" in who or "a" in who):
                 self.deny("perm.world-writable", f"{where}: {clause} makes files world-writable")
@@ -1862,7 +1861,7 @@ class Analyser:
             self.ro(f"`python -m {mod}`")
             return
         self.ro(f"`python -m {mod}`")
-        self.leaf([lit(mod.split(".", maxsplit=1)[0])] + rest, st, cmd, depth + 1) if mod in (
+        self.leaf([lit(mod.split(".", maxsplit=1)[0]), *rest], st, cmd, depth + 1) if mod in (
             "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "venv",
             "build", "twine", "coverage") else None
 
@@ -2086,9 +2085,6 @@ class Analyser:
                     ref = txt.split("@", 1)[1].split(";", 1)[0]
                     if ref and ref != "-":
                         self.read_word(Word(ref), st)
-                for a in (v,):
-                    if a.secret and False:
-                        pass
             elif o in ("-K", "--config", "-e", "--execute") and name in ("curl", "wget"):
                 if (o in ("-e", "--execute") and name == "wget") or o in ("-K", "--config"):
                     self.deny("net.unresolved-host", f"`{name} {o}` takes its targets from elsewhere")
@@ -2141,7 +2137,7 @@ class Analyser:
                         self.host_check("https://" + args[k + 1].text)
                 self.ro("`openssl s_client`")
                 return
-            opts, pos = split_opts(args[1:], "", frozenset())
+            _opts, _pos = split_opts(args[1:], "", frozenset())
             for k, a in enumerate(args):
                 if a.text in ("-out",) and k + 1 < len(args):
                     self.ro("`openssl -out`")
@@ -2218,7 +2214,7 @@ class Analyser:
 
     # -- build tools and package runners ----------------------------------------------------------------
     def h_make(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
-        opts, pos = split_opts(args, "fCIjlowW", frozenset({"--file", "--makefile", "--directory",
+        opts, _pos = split_opts(args, "fCIjlowW", frozenset({"--file", "--makefile", "--directory",
                                                              "--include-dir", "--jobs", "--eval"}))
         f = _val(opts, "-f", "--file", "--makefile")
         if (f is not None and f.text in ("-", "/dev/stdin")) or _val(opts, "--eval") is not None:
@@ -2228,7 +2224,7 @@ class Analyser:
         self.ro("`make`")
 
     def h_runner(self, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
-        opts, pos = split_opts(args, "p" if name in ("npx",) else "", frozenset({"--package"}), stop_first=True)
+        _opts, pos = split_opts(args, "p" if name in ("npx",) else "", frozenset({"--package"}), stop_first=True)
         if name in ("yarn", "pnpm", "bun") and pos and pos[0].text in ("run", "test", "build", "lint", "start",
                                                                        "dev", "install", "add", "remove",
                                                                        "why", "list", "ls", "outdated"):
@@ -2246,7 +2242,7 @@ class Analyser:
                     self.need("network_requests", "approval.network", f"`{name} {pos[0].text}`")
                 return
             pos = pos[1:]
-            o2, pos = split_opts(pos, "np" if name in ("conda", "mamba") else "", frozenset({"--with", "--python", "--env", "--name", "--prefix"}), stop_first=True)
+            _o2, pos = split_opts(pos, "np" if name in ("conda", "mamba") else "", frozenset({"--with", "--python", "--env", "--name", "--prefix"}), stop_first=True)
         elif name == "dotenv":
             self.deny("creds.read", "`dotenv` loads a .env file into a command")
         if not pos:

@@ -58,7 +58,7 @@ def destructive_sql(text: str) -> str | None:
                 flat = flat[m.start(1):]
                 words = upper.split()
                 head = words[0]
-        if head == "DROP" or (head == "DROPDB"):
+        if head in {"DROP", "DROPDB"}:
             return " ".join(flat.split()[:3])
         if head == "TRUNCATE":
             return " ".join(flat.split()[:3])

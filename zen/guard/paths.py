@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-
 import posixpath
 import re
 from collections.abc import Callable
@@ -171,7 +170,7 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
             if _GLOB.search(entry):
                 parts = entry.split("/")
                 pp = path.split("/")
-                if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts)):
+                if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts, strict=False)):
                     return entry
             elif under(path, entry) or (recursive and strictly_under(entry, path)):
                 return entry
@@ -185,9 +184,9 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
             if entry.startswith("/") and _GLOB.search(entry):
                 parts = entry.split("/")
                 pp = probe.split("/")
-                if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts)):
+                if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts, strict=False)):
                     return entry
-    for c in comps[:-1] + [base]:
+    for c in [*comps[:-1], base]:
         if c in defaults.CREDENTIAL_DIR_NAMES:
             return c
     return None

@@ -479,7 +479,7 @@ class Policy:
         if host.startswith("[") and host.endswith("]"):
             host = host[1:-1]
         if port is None:
-            port = {"https": 443, "http": 80}.get(scheme or "", None)
+            port = {"https": 443, "http": 80}.get(scheme or "")
         candidates = [host] if port is None else [f"{host}:{port}", host]
         for c in candidates:
             hit = self._exact.get(c)

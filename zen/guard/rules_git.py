@@ -188,7 +188,7 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
         if body:
             an.walk(" ".join(w.text for w in body), State((None,)), depth + 1)
     elif sub in ("difftool", "mergetool"):
-        for k, a in enumerate(sargs):
+        for a in sargs:
             if a.text in ("-x", "--extcmd", "-t", "--tool") or a.text.startswith(("--extcmd=",)):
                 an.deny("git.config-smuggle", f"`git {sub} {a.text}` runs an arbitrary program")
     elif sub == "grep":
@@ -235,10 +235,7 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
     if sub in ("add", "diff", "blame", "hash-object", "show", "stage", "annotate"):
         for p in pos:
             an.read_word(p, st)
-    elif sub == "apply" or sub == "am":
-        for k, a in enumerate(sargs):
-            if a.text.startswith("--directory"):
-                pass
+    # apply / am write only inside the repository git runs in (checked above with -C / cwd)
 
 
 def _read_only(sub: str, args: list[Word], flags: list[str], ptexts: list[str]) -> bool:
@@ -273,7 +270,7 @@ def _push(an: Analyser, args: list[Word], flags: list[str]) -> None:
     force = False
     texts = []
     skip = False
-    for k, a in enumerate(args):
+    for _k, a in enumerate(args):
         t = a.text
         if skip:
             skip = False

@@ -40,8 +40,7 @@ BLOCKED = [
 ]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
-_STOP = frozenset("the and for with that this from into add fix make use when not are its all any "
-                  "new should test tests file files code please".split())
+_STOP = frozenset(["the", "and", "for", "with", "that", "this", "from", "into", "add", "fix", "make", "use", "when", "not", "are", "its", "all", "any", "new", "should", "test", "tests", "file", "files", "code", "please"])
 
 
 def likely_files(repo_dir: Path, prompt: str, limit: int = 8) -> list[str]:
