@@ -17,7 +17,13 @@ from __future__ import annotations
 import re
 
 from zen.agents.base import LaunchContext, LaunchSpec
-from zen.agents.common import agent_command, agent_env, first_prompt, last_lines, zen_command
+from zen.agents.common import (
+    agent_command,
+    agent_env,
+    classify,
+    first_prompt,
+    zen_command,
+)
 
 _QUESTION = re.compile(r"\(Y\)es/\(N\)o|\[Yes\]:\s*$|\(D\)on't ask again", re.IGNORECASE)
 _DIALOG = re.compile(r"open documentation url for more info", re.IGNORECASE)
@@ -43,9 +49,4 @@ class AiderAdapter:
         return LaunchSpec(argv=argv, env=agent_env(ctx), initial_input=first_prompt(ctx))
 
     def classify_screen(self, screen: str) -> str | None:
-        tail = last_lines(screen, 10)
-        if _DIALOG.search(tail):
-            return "dialog"
-        if _QUESTION.search(tail):
-            return "approval"
-        return None
+        return classify(screen, _DIALOG, _QUESTION, lines=10)

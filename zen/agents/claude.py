@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 
 from zen.agents.base import LaunchContext, LaunchSpec
-from zen.agents.common import agent_command, agent_env, first_prompt, last_lines, session_uuid
+from zen.agents.common import (
+    agent_command,
+    agent_env,
+    classify,
+    first_prompt,
+    session_uuid,
+)
 from zen.agents.settings import SETTINGS_FILE, settings_text
 
 # Screen texts of the current and older Claude Code versions (reference/agents.md 1.5).
@@ -33,12 +39,7 @@ _APPROVAL = re.compile(
 
 def classify_claude_screen(screen: str) -> str | None:
     """'dialog' for the trust / API-key screens, 'approval' for a tool permission prompt."""
-    tail = last_lines(screen, 30)
-    if _DIALOG.search(tail):
-        return "dialog"
-    if _APPROVAL.search(tail):
-        return "approval"
-    return None
+    return classify(screen, _DIALOG, _APPROVAL)
 
 
 class ClaudeAdapter:

@@ -16,7 +16,7 @@ import json
 import re
 
 from zen.agents.base import LaunchContext, LaunchSpec
-from zen.agents.common import agent_command, agent_env, first_prompt, last_lines
+from zen.agents.common import agent_command, agent_env, classify, first_prompt
 
 _DIALOG = re.compile(r"do you trust the contents of this directory|allow codex to work in this folder"
                      r"|hooks need review", re.IGNORECASE)
@@ -50,9 +50,4 @@ class CodexAdapter:
         return LaunchSpec(argv=argv, env=agent_env(ctx))
 
     def classify_screen(self, screen: str) -> str | None:
-        tail = last_lines(screen, 30)
-        if _DIALOG.search(tail):
-            return "dialog"
-        if _APPROVAL.search(tail):
-            return "approval"
-        return None
+        return classify(screen, _DIALOG, _APPROVAL)

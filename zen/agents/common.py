@@ -42,6 +42,18 @@ def zen_command(ctx: LaunchContext, *args: str) -> str:
     return shlex.join([*ctx.zen_argv, *args])
 
 
+def classify(screen: str, dialog: re.Pattern[str], waiting: re.Pattern[str], *, lines: int = 30,
+             waiting_reason: str = "approval") -> str | None:
+    """'dialog' when the last `lines` of the screen match `dialog`, `waiting_reason` when they
+    match `waiting`, else None: the shape of every TUI agent's screen reading."""
+    tail = last_lines(screen, lines)
+    if dialog.search(tail):
+        return "dialog"
+    if waiting.search(tail):
+        return waiting_reason
+    return None
+
+
 def last_lines(screen: str, n: int = 30) -> str:
     lines = [ln.rstrip() for ln in screen.splitlines()]
     while lines and not lines[-1]:

@@ -16,7 +16,13 @@ import re
 from typing import Any
 
 from zen.agents.base import LaunchContext, LaunchSpec
-from zen.agents.common import agent_command, agent_env, first_prompt, last_lines, zen_command
+from zen.agents.common import (
+    agent_command,
+    agent_env,
+    classify,
+    first_prompt,
+    zen_command,
+)
 
 SETTINGS_FILE = "gemini-settings.json"
 # Gemini event -> the `zen hook` event it stands for
@@ -54,9 +60,4 @@ class GeminiAdapter:
                           files={settings: json.dumps(gemini_settings(ctx), indent=2) + "\n"})
 
     def classify_screen(self, screen: str) -> str | None:
-        tail = last_lines(screen, 30)
-        if _DIALOG.search(tail):
-            return "dialog"
-        if _APPROVAL.search(tail):
-            return "approval"
-        return None
+        return classify(screen, _DIALOG, _APPROVAL)

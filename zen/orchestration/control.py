@@ -9,9 +9,7 @@ the supervisor and a command racing on the same job never record the same thing 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import os
 import re
 import signal
 import time
@@ -23,7 +21,7 @@ from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
 from zen.core.model import JobSnapshot, JobStatus
 from zen.errors import ZenError
 from zen.store import events as ev_store
-from zen.store.atomic import append_line, flocked
+from zen.store.atomic import flocked
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -45,29 +43,15 @@ def _since_last_spawn(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor: str = "supervisor",
                      **extra: Any) -> dict[str, Any] | None:
     """Record agent.exited for the current spawn unless someone already did. The event or None."""
-    job_dir = store.dir(job_id)
-    path = job_dir / ev_store.EVENTS
-    with flocked(job_dir / ev_store.LOCK):
-        events = list(ev_store.read_events(path))
+
+    def recorded(events: list[dict[str, Any]]) -> bool:
         recent = _since_last_spawn(events)
-        if not any(e.get("type") == "agent.spawned" for e in recent):
-            return None
-        if any(e.get("type") == "agent.exited" for e in recent):
-            return None
-        seq, torn = ev_store.last_seq(path)
-        ev: dict[str, Any] = {"v": 1, "seq": seq + 1, "ts": ev_store.now_iso(), "job": job_id,
-                              "type": "agent.exited", "actor": actor,
-                              "exit_code": info.exit_code if info else None,
-                              "signal": info.signal if info else None, **extra}
-        line = json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n"
-        if torn:
-            line = b"\n" + line
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            append_line(fd, line)
-        finally:
-            os.close(fd)
-    return ev
+        spawned = any(e.get("type") == "agent.spawned" for e in recent)
+        return not spawned or any(e.get("type") == "agent.exited" for e in recent)
+
+    return ev_store.append_unless(store.dir(job_id), job_id, "agent.exited", recorded, actor,
+                                  exit_code=info.exit_code if info else None,
+                                  signal=info.signal if info else None, **extra)
 
 
 def make_branch(home: Home, domain: str | None) -> bool:

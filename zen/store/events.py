@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +66,20 @@ def last_seq(path: Path) -> tuple[int, bool]:
 
 def append(job_dir: Path, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
     """Append one event and return it with its seq. Durable when this returns."""
+    ev = append_unless(job_dir, job_id, etype, None, actor, **fields)
+    assert ev is not None
+    return ev
+
+
+def append_unless(job_dir: Path, job_id: str, etype: str,
+                  skip: Callable[[list[dict[str, Any]]], bool] | None, actor: str = "supervisor",
+                  **fields: Any) -> dict[str, Any] | None:
+    """Append one event unless `skip(events so far)` says it is already recorded, deciding and
+    writing under the job's lock, so two processes can never both record the same thing."""
     path = job_dir / EVENTS
     with flocked(job_dir / LOCK):
+        if skip is not None and skip(list(read_events(path))):
+            return None
         seq, torn = last_seq(path)
         ev: dict[str, Any] = {"v": 1, "seq": seq + 1, "ts": now_iso(), "job": job_id, "type": etype,
                               "actor": actor}
