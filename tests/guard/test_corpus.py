@@ -47,7 +47,9 @@ def approval_policy(tmp_path_factory: pytest.TempPathFactory):
     return pol
 
 
-def ctx(level: str = "suggest") -> Context:
+def ctx(level: str = "act-and-report") -> Context:
+    """The main corpus runs where the whole policy applies (pushes allowed, and reported);
+    LEVELS below pins what changes at suggest and autonomous."""
     return Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level=level, domain="code",
                    job_id="J", env=ENV)
 
@@ -166,3 +168,22 @@ def test_real_symlink_file_tool(policy, disk: Context) -> None:
     target = os.path.join(disk.worktree, "h", ".profile")
     d = decide(ToolCall.from_hook("Write", {"file_path": target, "content": "x"}), disk, policy)
     assert d.decision == "deny" and d.rule == "fs.outside-worktree"
+
+
+# What the autonomy level itself changes (DESIGN section 6): (level, command, decision, rule, why)
+LEVELS: list[tuple[str, str, str, str | None, str]] = [
+    ("suggest", "git push origin my-branch", "deny", "level.suggest", "suggest keeps work in the worktree"),
+    ("suggest", "git push -u origin zen/J", "deny", "level.suggest", "even the job's own branch: zen harvests it"),
+    ("suggest", "git push --force origin main", "deny", None, "the policy still denies it"),
+    ("suggest", "git commit -m x", "allow", None, "committing stays inside the worktree"),
+    ("suggest", "rm -rf build", "allow", None, "the worktree is the agent's sandbox"),
+    ("act-and-report", "git push origin my-branch", "allow", "report.push", "allowed, and reported"),
+    ("autonomous", "git push origin my-branch", "allow", "allow", "allowed without a per-action report"),
+    ("autonomous", "git push origin main", "deny", "incident.push-protected-branch", "policy holds at every level"),
+]
+
+
+@pytest.mark.parametrize(("level", "command", "expected", "rule", "why"), LEVELS,
+                         ids=[f"{c[0]}: {c[1]}" for c in LEVELS])
+def test_levels(policy, level: str, command: str, expected: str, rule: str | None, why: str) -> None:
+    _check(decide(ToolCall(tool="Bash", command=command), ctx(level), policy), expected, rule, command, why)

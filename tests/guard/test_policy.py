@@ -29,9 +29,10 @@ def home(tmp_path: Path) -> Path:
 
 
 def ctx(home: Path) -> Context:
+    """At act-and-report, where pushes are allowed at all: the incidents must still hold there."""
     wt = str(home / "worktrees" / "J")
     return Context(cwd=wt, worktree=wt, home=str(home), user_home="/u", job_id="J",
-                   env={"HOME": "/u"})
+                   env={"HOME": "/u"}, level="act-and-report")
 
 
 def check(home: Path, command: str):

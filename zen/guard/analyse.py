@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from zen.guard import codescan, defaults
-from zen.guard.api import APPROVAL, DENY, Context, Decision
+from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.paths import (
     SAFE_DEVICES,
     Resolver,
@@ -250,6 +250,7 @@ class Analyser:
                 pass
         self.roots = roots
         self.pending: Decision | None = None
+        self.report: Decision | None = None
         self._protected: Rule | None = None
         if policy.protected_paths:
             self._protected = getattr(policy, "_protected_rule", None)
@@ -278,6 +279,15 @@ class Analyser:
     def need(self, switch: str, rule: str, reason: str) -> None:
         if self.policy.require_approval.get(switch) and self.pending is None:
             self.pending = Decision(APPROVAL, rule, reason)
+
+    def beyond(self, rule: str, what: str) -> None:
+        """An action beyond the worktree (e.g. a push): denied at suggest, allowed and reported
+        at act-and-report, allowed at autonomous (DESIGN section 6)."""
+        if self.level in ("observe", "suggest"):
+            self.deny(f"level.{self.level}", f"{what}: at autonomy level {self.level} work stays in the "
+                      "worktree and zen harvests it for review (act-and-report allows this, reported)")
+        if self.level == "act-and-report" and self.report is None:
+            self.report = Decision(ALLOW, rule, f"{what}: allowed at act-and-report and reported")
 
     def ro(self, what: str) -> None:
         """A step that is not read-only: denied at observe."""

@@ -48,6 +48,8 @@ def decide(call: ToolCall, ctx: Context, policy: Policy) -> Decision:
         _dispatch(an, call)
         if an.pending is not None:
             return an.pending
+        if an.report is not None:
+            return an.report
         return Decision(ALLOW, "allow", "no rule objects")
     except Denied as d:
         return d.decision

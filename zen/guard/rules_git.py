@@ -317,6 +317,7 @@ def _push(an: Analyser, args: list[Word], flags: list[str]) -> None:
             an.deny("git.force-push", f"--force-with-lease only to the job's own branch "
                     f"({own or 'zen/<job>'}), and it must be named")
     an.need("network_requests", "approval.network", "`git push` reaches the remote")
+    an.beyond("report.push", "`git push` sends commits beyond the worktree")
 
 
 def _config(an: Analyser, args: list[Word], flags: list[str], ptexts: list[str]) -> None:

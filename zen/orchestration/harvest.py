@@ -98,6 +98,10 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
         "conflicts": conflicts,
         "worktree": str(worktree),
         "review": str(store.dir(job_id) / REVIEW_FILE),
+        # act-and-report: every action beyond the worktree the guardian let through, for review
+        "reported": [{"rule": e.get("rule"), "command": e.get("command") or e.get("file_path"), "ts": e.get("ts")}
+                     for e in store.events(job_id)
+                     if e.get("type") == "guard.allowed" and str(e.get("rule", "")).startswith("report.")],
     }
     atomic_write(store.dir(job_id) / REVIEW_FILE, render_review(result, task.name, task.prompt))
     return result
@@ -151,6 +155,10 @@ def render_review(r: dict[str, Any], name: str, prompt: str) -> str:
     else:
         lines.append("- none: the agent changed nothing")
     lines += ["", "## Diffstat", "", "```", r["diffstat"] or "(no changes)", "```", ""]
+    if r.get("reported"):
+        lines += ["## Actions beyond the worktree (act-and-report)", ""]
+        lines += [f"- {a['ts']} `{a['command']}` ({a['rule']})" for a in r["reported"]]
+        lines.append("")
     if r["branch"]:
         lines += ["## Next", "",
                   f"    git log -p {r['base_commit'][:12]}..{r['branch']}",
