@@ -64,15 +64,17 @@ def messages(lines: Iterable[str | bytes]) -> dict[str, dict[str, Any]]:
 
 def price_for(model: str, prices: Mapping[str, Any]) -> Mapping[str, Any]:
     """Prices for `model`: an exact key, else the longest key that prefixes it, else `default`."""
-    if model in prices and isinstance(prices[model], Mapping):
-        return prices[model]
+    exact: Any = prices.get(model)
+    if isinstance(exact, Mapping):
+        return exact
     best = ""
     for name in prices:
         if name != "default" and model.startswith(str(name)) and len(str(name)) > len(best):
             best = str(name)
-    if best and isinstance(prices[best], Mapping):
-        return prices[best]
-    default = prices.get("default")
+    prefixed: Any = prices.get(best) if best else None
+    if isinstance(prefixed, Mapping):
+        return prefixed
+    default: Any = prices.get("default")
     return default if isinstance(default, Mapping) else {}
 
 
