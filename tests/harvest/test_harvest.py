@@ -266,3 +266,28 @@ def test_harvest_works_when_the_repo_ignores_zens_own_dirs(tmp_path: Path) -> No
     snap = g.snapshot_commit(wt, "snapshot")
     files = g.out(repo, "ls-tree", "-r", "--name-only", snap.commit).splitlines()
     assert "new.txt" in files and not any(f.startswith(".zen") for f in files)
+
+
+def test_a_same_size_edit_in_the_same_second_as_checkout_is_harvested(tmp_path: Path) -> None:
+    """git trusts its stat cache for files older than the index; an edit that keeps the size and
+    lands in the same second as the checkout is caught only because the index is then "racy".
+    The scratch index must keep the real index's mtime, or a harvest a second later misses it."""
+    import time
+
+    from tests.helpers import make_repo, wait_until
+    from zen.adapters import git as g
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "hello\n"})
+    for i in range(10):
+        wt = tmp_path / f"wt{i}"
+        g.add_worktree(repo, wt, f"zen/x{i}", "main")
+        (wt / "a.txt").write_text("howdy\n")  # same size
+        index = Path(g.out(wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+        if int((wt / "a.txt").stat().st_mtime) != int(index.stat().st_mtime):
+            continue  # the second turned over between checkout and edit: try again
+        second = int(time.time())
+        wait_until(lambda s=second: int(time.time()) > s, timeout=3, interval=0.02, message="the next second")
+        snap = g.snapshot_commit(wt, "snapshot")
+        assert g.out(repo, "show", f"{snap.commit}:a.txt") == "howdy"
+        return
+    raise AssertionError("could not edit within the checkout's second in 10 tries")

@@ -193,8 +193,10 @@ def snapshot_tree(worktree: Path) -> str:
     try:
         try:
             # a copy keeps git's stat cache (fast on big trees); git replaces its index by rename,
-            # so the copy is always a whole index
-            shutil.copyfile(git_index, index)
+            # so the copy is always a whole index. copy2 keeps the index's mtime: git trusts a
+            # cached stat only for files older than the index, and a fresh mtime on the copy would
+            # hide a same-size edit made in the second the index was written (racy git)
+            shutil.copy2(git_index, index)
         except FileNotFoundError:
             git(worktree, "read-tree", "HEAD", env=env, what="read HEAD into a scratch index")
         git(worktree, "add", "--all", "--", ".", env=env, what="stage the worktree's files into a scratch index")
