@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         if batch is not None:
             if command or tool or file:
                 raise UsageError("--batch takes its commands from the file, not from the command line")
-            return _batch(Guard(home=home, cache=True), batch, cwd)
+            return _batch(home, batch, cwd)
         if tool and tool != "Bash":
             if command:
                 raise UsageError(f"--tool {tool} takes --file PATH, not a command")
@@ -192,37 +192,11 @@ def _short(text: object, width: int = 60) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def _batch(guard: object, source: str, default_cwd: str | None) -> int:
-    """One JSON decision per input line, in order; a bad line is a deny line, not a crash."""
-    from zen.guard.context import Guard, calls_from_record
+def _batch(home: str | None, source: str, default_cwd: str | None) -> int:
+    """One JSON decision per input line (zen/guard/batch.py, also reached without the CLI)."""
+    from zen.guard.batch import run
 
-    assert isinstance(guard, Guard)
     try:
-        stream = sys.stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+        return run(source, default_cwd, home)
     except OSError as exc:
         raise ZenError(f"cannot read {source} ({exc.strerror})") from None
-    here = default_cwd or os.getcwd()
-    out: list[str] = []
-    all_allowed = True
-    dumps = json.dumps
-    with stream:
-        for n, line in enumerate(stream, 1):
-            try:
-                if not line.strip():
-                    raise ValueError("the line is empty")
-                calls, cwd, worktree = calls_from_record(json.loads(line), here)
-            except ValueError as exc:
-                reason = f"line {n}: {exc}" if not isinstance(exc, json.JSONDecodeError) else f"line {n} is not JSON ({exc})"
-                d = {"decision": "deny", "rule": "guard.input", "reason": reason}
-            else:
-                d = guard.safe_check(calls[0] if len(calls) == 1 else calls, cwd, worktree).as_dict()
-            if d["decision"] != "allow":
-                all_allowed = False
-            out.append(dumps(d, ensure_ascii=False))
-            if len(out) >= 1024:
-                sys.stdout.write("\n".join(out) + "\n")
-                out.clear()
-    if out:
-        sys.stdout.write("\n".join(out) + "\n")
-    sys.stdout.flush()
-    return 0 if all_allowed else 4

@@ -387,6 +387,7 @@ class Analyser:
         if not self.rules:
             return
         texts = [a.text for a in args]
+        paths: list[str] | None = None   # resolved once, when the first rule with a path asks
         for rule in self.rules:
             m = rule.match
             if "tool" in m:
@@ -406,16 +407,17 @@ class Analyser:
                 if not any(fnmatchcase(h, g) for h in hosts for g in m["host"]):
                     continue
             if "path" in m:
-                paths = []
-                for t in texts:
-                    tg = self.resolver.target(t, st.cwd, st.links)
-                    if tg is not None:
-                        paths.append(tg.path)
-                if cmd is not None:
-                    for w, _ in cmd.writes:
-                        tg = self.resolver.target(w.text, st.cwd, st.links)
+                if paths is None:
+                    paths = []
+                    for t in texts:
+                        tg = self.resolver.target(t, st.cwd, st.links)
                         if tg is not None:
                             paths.append(tg.path)
+                    if cmd is not None:
+                        for w, _ in cmd.writes:
+                            tg = self.resolver.target(w.text, st.cwd, st.links)
+                            if tg is not None:
+                                paths.append(tg.path)
                 if not any(rule.path_matches(p, self.worktree or self.cwd, self.user_home) for p in paths):
                     continue
             if rule.text_res and not any(rx.search(self.text) for rx in rule.text_res):

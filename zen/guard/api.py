@@ -8,26 +8,60 @@ compiled policy. No I/O happens inside except through `ctx.realpath`, an injecta
 resolver, so the core stays testable and fast. The plumbing around it (zen/guard/hook.py, the
 CLI, approvals, audit) builds the context and acts on the decision.
 
-Lean: imported by the hook; stdlib only here.
+Lean: imported by the hook; stdlib only here, and not even dataclasses (with inspect it costs
+about as much to import as the rest of the hook's own modules): plain immutable classes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 ALLOW, DENY, APPROVAL = "allow", "deny", "approval"
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    tool: str                         # "Bash", a file tool, or "mcp__server__tool"
-    command: str | None = None        # Bash: the command line
-    file_path: str | None = None      # file tools: the target (absolute as Claude sends it)
-    content: str | None = None        # text the tool writes (Write content, Edit new_string, ...)
-    raw: Mapping[str, Any] = field(default_factory=dict)   # tool_input exactly as received
+class _Frozen:
+    """Immutable after __init__, compared and printed by its fields (what frozen dataclasses give)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _set(self, **values: Any) -> None:
+        for k, v in values.items():
+            object.__setattr__(self, k, v)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *(repr(v) for v in self._fields())))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({args})"
+
+
+class ToolCall(_Frozen):
+    __slots__ = ("command", "content", "file_path", "raw", "tool")
+
+    def __init__(self, tool: str, command: str | None = None, file_path: str | None = None,
+                 content: str | None = None, raw: Mapping[str, Any] | None = None) -> None:
+        # tool: "Bash", a file tool, or "mcp__server__tool"; command: Bash's command line;
+        # file_path: a file tool's target (absolute, as Claude sends it); content: text the tool
+        # writes (Write content, Edit new_string, ...); raw: tool_input exactly as received
+        self._set(tool=tool, command=command, file_path=file_path, content=content, raw=dict(raw or {}))
+
+    tool: str
+    command: str | None
+    file_path: str | None
+    content: str | None
+    raw: Mapping[str, Any]
 
     @classmethod
     def from_hook(cls, tool_name: str, tool_input: Mapping[str, Any]) -> ToolCall:
@@ -44,24 +78,40 @@ class ToolCall:
                    content=str(content) if content is not None else None, raw=dict(tool_input))
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(_Frozen):
+    __slots__ = ("cwd", "domain", "env", "home", "job_id", "level", "realpath", "user_home", "worktree")
+
+    def __init__(self, cwd: str, worktree: str | None, home: str | None, user_home: str | None,
+                 level: str = "suggest", domain: str | None = None, job_id: str | None = None,
+                 env: Mapping[str, str] | None = None, realpath: Callable[[str], str] | None = None) -> None:
+        # worktree: the job's worktree root if known; home: the zen home if known; user_home: $HOME;
+        # level: the effective level (observe | suggest | act-and-report | autonomous), kill switch
+        # already applied; realpath: resolves symlinks that exist (None = lexical only)
+        self._set(cwd=cwd, worktree=worktree, home=home, user_home=user_home, level=level, domain=domain,
+                  job_id=job_id, env=env if env is not None else {}, realpath=realpath)
+
     cwd: str
-    worktree: str | None              # the job's worktree root, if known
-    home: str | None                  # the zen home, if known
-    user_home: str | None             # $HOME
-    level: str = "suggest"            # effective level: observe | suggest | act-and-report | autonomous
-    domain: str | None = None
-    job_id: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    realpath: Callable[[str], str] | None = None   # resolves symlinks that exist; None = lexical only
+    worktree: str | None
+    home: str | None
+    user_home: str | None
+    level: str
+    domain: str | None
+    job_id: str | None
+    env: Mapping[str, str]
+    realpath: Callable[[str], str] | None
 
 
-@dataclass(frozen=True)
-class Decision:
-    decision: str                     # allow | deny | approval
-    rule: str                         # stable rule id, e.g. "fs.delete-outside-worktree"
-    reason: str                       # one line for the agent and the timeline
+class Decision(_Frozen):
+    __slots__ = ("decision", "reason", "rule")
+
+    def __init__(self, decision: str, rule: str, reason: str) -> None:
+        # decision: allow | deny | approval; rule: a stable id, e.g. "fs.outside-worktree";
+        # reason: one line for the agent and the timeline
+        self._set(decision=decision, rule=rule, reason=reason)
+
+    decision: str
+    rule: str
+    reason: str
 
     @property
     def allowed(self) -> bool:

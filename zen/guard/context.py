@@ -17,6 +17,7 @@ Lean: imported by the hook (stdlib + zen.guard.*).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -93,6 +94,8 @@ class Guard:
         self._policies: dict[str | None, tuple[Any, dict[str, Any]]] = {}
         self._domains: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._places: dict[tuple[str, str | None], tuple[str | None, str | None]] = {}
+        # a batch judges many lines against one snapshot of the filesystem: resolve each path once
+        self._realpath = functools.lru_cache(maxsize=65536)(os.path.realpath) if cache else os.path.realpath
 
     # -- pieces --------------------------------------------------------------------------------
 
@@ -144,7 +147,7 @@ class Guard:
         level, domain = self.level_for(home, cwd, autonomy)
         ctx = Context(cwd=cwd, worktree=wt, home=home,
                       user_home=self.env.get("HOME") or None, level=level, domain=domain,
-                      job_id=self.job_id, env=self.env, realpath=os.path.realpath)
+                      job_id=self.job_id, env=self.env, realpath=self._realpath)
         return ctx, policy
 
     # -- the decision --------------------------------------------------------------------------

@@ -62,7 +62,17 @@ class Target:
 
 class Resolver:
     def __init__(self, realpath: Callable[[str], str] | None) -> None:
-        self.realpath = realpath
+        self._realpath = realpath
+        self._memo: dict[str, str] = {}
+        self.realpath = self._cached if realpath is not None else None
+
+    def _cached(self, path: str) -> str:
+        """One decision asks about the same few directories many times: each lstat chain once."""
+        hit = self._memo.get(path)
+        if hit is None:
+            assert self._realpath is not None
+            hit = self._memo[path] = self._realpath(path)
+        return hit
 
     def real(self, path: str, links: dict[str, str], follow_last: bool) -> str:
         """Resolve links made earlier in the script and symlinks on disk (where they exist)."""
@@ -157,7 +167,11 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
     comps = [c for c in name_src.split("/") if c]
     base = comps[-1] if comps else ""
     any_name = _name_patterns(extra)
-    for entry in (*defaults.CREDENTIAL_PATHS, *extra):
+    if _surely_no_entry(path, comps, uh, extra, recursive, any_name):
+        entries: tuple[str, ...] = ()
+    else:
+        entries = (*defaults.CREDENTIAL_PATHS, *extra)
+    for entry in entries:
         if entry.startswith("~/"):
             if not uh or path is None:
                 continue
@@ -190,6 +204,45 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
         if c in defaults.CREDENTIAL_DIR_NAMES:
             return c
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _fixed_paths(uh: str, extra: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The credential entries that are plain paths (home ones expanded), as a set and a tuple."""
+    out = []
+    for e in (*defaults.CREDENTIAL_PATHS, *extra):
+        if e.startswith("~/") and uh:
+            out.append(uh + e[1:])
+        elif e.startswith("/") and not _GLOB.search(e):
+            out.append(e)
+    return frozenset(out), tuple(out)
+
+
+def _surely_no_entry(path: str | None, comps: list[str], uh: str, extra: tuple[str, ...], recursive: bool,
+                     any_name: re.Pattern[str]) -> bool:
+    """A quick negative answer for the common case (no credential anywhere near): the full scan
+    of the entry list, which also names the entry that matched, runs only when this says maybe."""
+    if any(any_name.match(c) for c in comps):
+        return False
+    if path is None:
+        return True
+    exact, listed = _fixed_paths(uh, extra)
+    probe = path.rstrip("/") or "/"
+    while True:
+        if probe in exact:
+            return False
+        if probe in ("/", ""):
+            break
+        probe = probe.rsplit("/", 1)[0] or "/"
+    if recursive and any(strictly_under(e, path) for e in listed):
+        return False
+    pp = path.split("/")
+    for e in (*defaults.CREDENTIAL_PATHS, *extra):
+        if e.startswith("/") and _GLOB.search(e):
+            parts = e.split("/")
+            if len(pp) >= len(parts) and all(fnmatchcase(a, b) for a, b in zip(pp, parts, strict=False)):
+                return False
+    return True
 
 
 @functools.lru_cache(maxsize=8)

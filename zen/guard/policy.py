@@ -38,7 +38,6 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -379,18 +378,24 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("(?s:" + "".join(out) + r")\Z")
 
 
-@dataclass
 class Rule:
-    id: str
-    reason: str
-    decision: str
-    match: dict[str, list[str]]
-    domains: list[str] | None
-    levels: list[str] | None
-    source: str
-    incident: str | None
-    text_res: list[re.Pattern[str]] = field(default_factory=list)
-    path_res: list[tuple[str, re.Pattern[str]]] = field(default_factory=list)
+    """One compiled guardian rule (a plain class: dataclasses costs the hook an import of inspect)."""
+
+    __slots__ = ("decision", "domains", "id", "incident", "levels", "match", "path_res", "reason", "source",
+                 "text_res")
+
+    def __init__(self, id: str, reason: str, decision: str, match: dict[str, list[str]],
+                 domains: list[str] | None, levels: list[str] | None, source: str, incident: str | None) -> None:
+        self.id = id
+        self.reason = reason
+        self.decision = decision
+        self.match = match
+        self.domains = domains
+        self.levels = levels
+        self.source = source
+        self.incident = incident
+        self.text_res: list[re.Pattern[str]] = []
+        self.path_res: list[tuple[str, re.Pattern[str]]] = []
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Rule:

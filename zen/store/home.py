@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from zen.errors import NoHome
@@ -33,8 +32,27 @@ DEFAULT_POLICY_DIR = SOURCE_ROOT / "policy"
 DEFAULT_INCIDENTS_DIR = SOURCE_ROOT / "incidents"
 
 
-@dataclass(frozen=True)
 class Home:
+    """A zen home directory. A plain class: the guard hook imports this module, and dataclasses
+    would bring inspect with it."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        object.__setattr__(self, "root", Path(root))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Home is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Home) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"Home(root={self.root!r})"
+
     root: Path
 
     @property
