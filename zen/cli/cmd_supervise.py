@@ -260,3 +260,17 @@ def _report(result: dict[str, Any], verb: str, json_out: bool) -> None:
     elif result.get("review_branch"):
         line += f"; work on {result['review_branch']}"
     common.say(line)
+
+
+def register_hook(app: typer.Typer) -> None:
+    """`zen hook EVENT` normally runs without the CLI framework (zen/__main__.py); this entry
+    gives it --help and the same behaviour when reached through the CLI."""
+
+    @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def hook(ctx: typer.Context,
+             event: str = typer.Argument(..., help="Stop, Notification, PermissionRequest, UserPromptSubmit, "
+                                         "SessionEnd, codex-notify or aider-notify.")) -> int:
+        """An agent's turn signal (its hook JSON on stdin) appended to the job in $ZEN_JOB_ID; always exits 0."""
+        from zen.orchestration.turnhook import main as turn_hook
+
+        return turn_hook([event, *ctx.args])

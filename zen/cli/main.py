@@ -61,6 +61,7 @@ def build_app() -> typer.Typer:
 
     for module in (cmd_home, cmd_jobs, cmd_supervise, cmd_guard, cmd_autonomy, cmd_incidents, cmd_schedule):
         module.register(app)
+    cmd_supervise.register_hook(app)  # plumbing called by agents: listed last
     return app
 
 
