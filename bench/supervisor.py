@@ -70,7 +70,7 @@ def _stop(env: dict[str, str], home: Path) -> None:
     subprocess.run(["tmux", "-L", Home(home).tmux_socket, "kill-server"], env=env, capture_output=True)
 
 
-def dispatch_to_running(runs: int = 8) -> list[dict]:
+def dispatch_to_running(runs: int = 15) -> list[dict]:
     with bench_env() as env:
         home, repo, env = _setup(env)
         try:

@@ -131,6 +131,25 @@ class Tmux:
             raise TmuxError(f"tmux {args[0]} failed: {msg}")
         return r
 
+    def run_chain(self, *commands: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Several tmux commands in one client call (tmux's `;` separator): one process instead of
+        one per command, which is most of what starting an agent costs."""
+        argv = self.base_argv()
+        for i, cmd in enumerate(commands):
+            if i:
+                argv.append(";")
+            argv += [_escape_arg(a) for a in cmd]
+        try:
+            r = subprocess.run(argv, check=False, capture_output=True, text=True, env=self.client_env(), timeout=10)
+        except FileNotFoundError:
+            raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
+        except subprocess.TimeoutExpired:
+            raise TmuxError(f"tmux did not answer within 10s ({commands[0][0]})") from None
+        if check and r.returncode != 0:
+            msg = (r.stderr.strip() or r.stdout.strip() or f"exit {r.returncode}").splitlines()[0]
+            raise TmuxError(f"tmux {commands[0][0]} failed: {msg}")
+        return r
+
     # -- queries ----------------------------------------------------------------
     def server_running(self) -> bool:
         r = self.run("list-sessions", "-F", "#{session_name}", check=False)
@@ -199,16 +218,25 @@ class Tmux:
         if not argv:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
-        r = self.run("new-session", "-d", "-s", session, "-c", str(cwd), "-x", str(WIDTH), "-y", str(HEIGHT),
-                     "-P", "-F", "#{pane_id}", *PLACEHOLDER)
-        pane_id = r.stdout.strip()
-        # The server may predate this config (or a user may have changed it): make sure again.
-        self.run("set-option", "-g", "remain-on-exit", "on", check=False)
         log_path.touch(exist_ok=True)
-        self.run("pipe-pane", "-t", pane_id, f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}")
+        # One client call: the session on a placeholder, remain-on-exit made sure again (the server
+        # may predate this config, or a user changed it), the pane's output piped to the log
+        # before the agent exists, and the server's global environment to filter below.
+        r = self.run_chain(
+            ["new-session", "-d", "-s", session, "-c", str(cwd), "-x", str(WIDTH), "-y", str(HEIGHT),
+             "-P", "-F", "#{pane_id}", *PLACEHOLDER],
+            ["set-option", "-g", "remain-on-exit", "on"],
+            ["pipe-pane", "-t", f"={session}:", f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}"],
+            ["show-environment", "-g"],
+        )
+        out = r.stdout.splitlines()
+        pane_id = out[0].strip() if out else ""
+        if not pane_id.startswith("%"):
+            raise TmuxError(f"tmux did not report the new pane of session {session}")
+        global_names = {n for line in out[1:] if (n := line.lstrip("-").split("=", 1)[0])}
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
         # The server's global environment reaches every pane; drop what this agent must not see.
-        unset = sorted(self.global_env_names() - set(wanted) - _PANE_OWNED)
+        unset = sorted(global_names - set(wanted) - _PANE_OWNED)
         cmd = ["env"]
         for name in unset:
             cmd += ["-u", name]

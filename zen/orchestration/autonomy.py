@@ -36,8 +36,29 @@ def _yaml() -> Any:
     return y
 
 
+_POLICY_CACHE: dict[tuple[object, ...], Any] = {}
+
+
 def load_policy(home: Home) -> Any:
+    """policy/autonomy.yaml (a fresh copy; parsed again only when the file changed)."""
+    import copy
+
     path = home.policy / POLICY
+    try:
+        st = path.stat()
+        key: tuple[object, ...] | None = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        key = None
+    if key is not None and key in _POLICY_CACHE:
+        return copy.deepcopy(_POLICY_CACHE[key])
+    data = _parse_policy(home, path)
+    if key is not None:
+        _POLICY_CACHE.clear()
+        _POLICY_CACHE[key] = copy.deepcopy(data)
+    return data
+
+
+def _parse_policy(home: Home, path: Path) -> Any:
     try:
         data = _yaml().load(path.read_text())
     except FileNotFoundError:

@@ -40,8 +40,25 @@ def _load_one(path: Path) -> Loaded:
         return Loaded(path, None, msg)
 
 
+_LOADED: dict[tuple[object, ...], Loaded] = {}
+
+
 def load_all(home: Home) -> list[Loaded]:
-    return [_load_one(p) for p in sorted(home.incidents.glob("*.yaml"))]
+    """Every record, each parsed again only when its file changed (the supervisor asks per spawn)."""
+    out = []
+    for p in sorted(home.incidents.glob("*.yaml")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        key = (str(p), st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = _LOADED.get(key)
+        if hit is None:
+            hit = _LOADED[key] = _load_one(p)
+        out.append(hit)
+    if len(_LOADED) > 1024:
+        _LOADED.clear()
+    return out
 
 
 def valid(home: Home) -> list[Incident]:

@@ -108,6 +108,9 @@ def _yaml() -> Any:
     return y
 
 
+_CACHE: dict[tuple[object, ...], Any] = {}
+
+
 class Config:
     """zen.yaml as a round-trip document plus typed accessors that fall back to defaults."""
 
@@ -117,6 +120,27 @@ class Config:
 
     @classmethod
     def load(cls, home: Home) -> Config:
+        """zen.yaml, parsed again only when the file changed (the supervisor reads it per start)."""
+        path = home.config_path
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            key = None
+        if key is not None and key in _CACHE:
+            import copy
+
+            return cls(home, copy.deepcopy(_CACHE[key]))  # callers may edit their copy (edit_config)
+        cfg = cls._parse(home)
+        if key is not None:
+            import copy
+
+            _CACHE.clear()
+            _CACHE[key] = copy.deepcopy(cfg.data)
+        return cfg
+
+    @classmethod
+    def _parse(cls, home: Home) -> Config:
         text = home.config_path.read_text()
         try:
             data = _yaml().load(text)

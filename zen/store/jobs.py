@@ -62,6 +62,9 @@ def describe_validation(exc: Any) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
+_TASKS: dict[str, Task] = {}
+
+
 class JobStore:
     def __init__(self, home: Home) -> None:
         self.home = home
@@ -104,12 +107,20 @@ class JobStore:
 
     # -- reading ---------------------------------------------------------------
     def task(self, job_id: str) -> Task:
+        """task.yaml is written once and never rewritten, so a parsed copy can be kept."""
         path = self.dir(job_id) / TASK
+        hit = _TASKS.get(str(path))
+        if hit is not None:
+            return hit
         try:
             text = path.read_text()
         except FileNotFoundError:
             raise NotFound(f"job {job_id} has no record") from None
-        return load_task_text(text, str(path))
+        task = load_task_text(text, str(path))
+        if len(_TASKS) > 4096:
+            _TASKS.clear()
+        _TASKS[str(path)] = task
+        return task
 
     def events(self, job_id: str) -> list[dict[str, Any]]:
         return list(ev_store.read_events(self.events_path(job_id)))
