@@ -118,36 +118,28 @@ class Tmux:
 
     def run(self, *args: str, check: bool = True, input: str | None = None,
             timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        argv = self.base_argv() + [_escape_arg(a) for a in args]
+        return self.run_chain(list(args), check=check, input=input, timeout=timeout)
+
+    def run_chain(self, *commands: list[str], check: bool = True, input: str | None = None,
+                  timeout: float = 10) -> subprocess.CompletedProcess[str]:
+        """One or several tmux commands in one client call (tmux's `;` separator): one process
+        instead of one per command, which is most of what starting an agent costs."""
+        argv = self.base_argv()
+        for i, cmd in enumerate(commands):
+            if i:
+                argv.append(";")
+            argv += [_escape_arg(a) for a in cmd]
+        first = commands[0][0] if commands and commands[0] else "tmux"
         try:
             r = subprocess.run(argv, check=False, capture_output=True, text=True, input=input,
                                env=self.client_env(), timeout=timeout)
         except FileNotFoundError:
             raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
         except subprocess.TimeoutExpired:
-            raise TmuxError(f"tmux did not answer within {timeout:.0f}s ({args[0]})") from None
+            raise TmuxError(f"tmux did not answer within {timeout:.0f}s ({first})") from None
         if check and r.returncode != 0:
             msg = (r.stderr.strip() or r.stdout.strip() or f"exit {r.returncode}").splitlines()[0]
-            raise TmuxError(f"tmux {args[0]} failed: {msg}")
-        return r
-
-    def run_chain(self, *commands: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Several tmux commands in one client call (tmux's `;` separator): one process instead of
-        one per command, which is most of what starting an agent costs."""
-        argv = self.base_argv()
-        for i, cmd in enumerate(commands):
-            if i:
-                argv.append(";")
-            argv += [_escape_arg(a) for a in cmd]
-        try:
-            r = subprocess.run(argv, check=False, capture_output=True, text=True, env=self.client_env(), timeout=10)
-        except FileNotFoundError:
-            raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
-        except subprocess.TimeoutExpired:
-            raise TmuxError(f"tmux did not answer within 10s ({commands[0][0]})") from None
-        if check and r.returncode != 0:
-            msg = (r.stderr.strip() or r.stdout.strip() or f"exit {r.returncode}").splitlines()[0]
-            raise TmuxError(f"tmux {commands[0][0]} failed: {msg}")
+            raise TmuxError(f"tmux {first} failed: {msg}")
         return r
 
     # -- queries ----------------------------------------------------------------

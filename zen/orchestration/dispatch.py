@@ -16,7 +16,7 @@ from zen.orchestration.query import job_names, queued_count
 from zen.store import spool
 from zen.store.config import Config
 from zen.store.home import Home
-from zen.store.jobs import describe_validation, dump_task, load_task_text
+from zen.store.jobs import describe_validation, dump_task, load_task_text, task_mapping
 
 
 def build_task(home: Home, cfg: Config, fields: dict[str, Any]) -> Task:
@@ -121,14 +121,7 @@ def dispatch(home: Home, fields: dict[str, Any], task_file: Path | None = None) 
             text = task_file.read_text()
         except OSError as exc:
             raise InvalidTask(f"cannot read {task_file}: {exc.strerror}") from None
-        from ruamel.yaml import YAML
-
-        try:
-            data = YAML(typ="safe").load(text)
-        except Exception as exc:
-            raise InvalidTask(f"{task_file} is not valid YAML: {str(exc).splitlines()[0]}") from None
-        if not isinstance(data, dict):
-            raise InvalidTask(f"{task_file} is not a task (expected a YAML mapping)")
+        data = task_mapping(text, str(task_file))
         data.pop("zen", None)
         merged = {**data, **{k: v for k, v in fields.items() if v is not None and v != []}}
         fields = merged

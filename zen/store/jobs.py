@@ -37,8 +37,8 @@ def dump_task(task: Task) -> str:
     return buf.getvalue()
 
 
-def load_task_text(text: str, source: str) -> Task:
-    from pydantic import ValidationError
+def task_mapping(text: str, source: str) -> dict[str, Any]:
+    """The YAML mapping of a task file, or InvalidTask with one sentence naming `source`."""
     from ruamel.yaml import YAML
 
     from zen.errors import InvalidTask
@@ -49,6 +49,15 @@ def load_task_text(text: str, source: str) -> Task:
         raise InvalidTask(f"{source} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise InvalidTask(f"{source} is not a task (expected a YAML mapping)")
+    return data
+
+
+def load_task_text(text: str, source: str) -> Task:
+    from pydantic import ValidationError
+
+    from zen.errors import InvalidTask
+
+    data = task_mapping(text, source)
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
