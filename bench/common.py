@@ -83,3 +83,18 @@ def zen_bin() -> str:
     """The console script, as users and hooks run it (falls back to -m)."""
     script = Path(PY).parent / "zen"
     return str(script) if script.exists() else f"{PY} -m zen"
+
+
+def make_home(env: dict[str, str], *, max_concurrent: int = 5) -> tuple[Path, Path, dict[str, str]]:
+    """A zen home with lane 'app' on a fresh repo, a queue that never fills, and the env that
+    points zen at it. Returns (home, repo, env)."""
+    tmp = Path(env["BENCH_TMP"])
+    home = tmp / "home"
+    zen("init", str(home), env=env)
+    env = env | {"ZEN_HOME": str(home)}
+    repo = make_repo(tmp / "repo", env)
+    zen("lane", "add", "app", str(repo), env=env)
+    cfg = home / "zen.yaml"
+    text = cfg.read_text().replace("max_concurrent_tasks: 5", f"max_concurrent_tasks: {max_concurrent}")
+    cfg.write_text(text.replace("max_queue_size: 100", "max_queue_size: 100000"))
+    return home, repo, env

@@ -7,21 +7,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import PY, bench_env, interleaved, make_repo, p50, row, wall, zen, zen_bin
+from bench.common import PY, bench_env, interleaved, make_home, p50, row, wall, zen_bin
 
 RUNS = 25
 
 
 def run() -> list[dict]:
     with bench_env() as env:
-        tmp = Path(env["BENCH_TMP"])
-        home = tmp / "home"
-        zen("init", str(home), env=env)
-        env = env | {"ZEN_HOME": str(home)}
-        repo = make_repo(tmp / "repo", env)
-        zen("lane", "add", "app", str(repo), env=env)
-        cfg = home / "zen.yaml"
-        cfg.write_text(cfg.read_text().replace("max_queue_size: 100", "max_queue_size: 100000"))
+        _home, _repo, env = make_home(env)
         zbin = zen_bin().split()
         counter = iter(range(10**6))
         base, disp = interleaved(

@@ -49,6 +49,9 @@ def main(argv: list[str]) -> int:
         rows.extend(got)
     print(f"\n== all ({time.time() - t0:.0f}s)")
     print_rows(rows)
+    if only:  # a partial run must not replace the figures of a full one
+        print("(a partial run: bench/results.json left as it was)")
+        return 0
     (ROOT / "bench" / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
     print(f"wrote {ROOT / 'bench' / 'results.json'}")
     return 0

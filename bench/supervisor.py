@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import bench_env, make_repo, p50, p95, row, zen, zen_bin
+from bench.common import bench_env, make_home, p50, p95, row, zen, zen_bin
 
 IDLE_S = 2.0  # the default idle_after; the figure is judged against it
 
@@ -50,15 +50,7 @@ def _ts(ev: dict) -> float:
 
 
 def _setup(env: dict[str, str], max_concurrent: int = 5) -> tuple[Path, Path, dict[str, str]]:
-    tmp = Path(env["BENCH_TMP"])
-    home = tmp / "home"
-    zen("init", str(home), env=env)
-    env = env | {"ZEN_HOME": str(home)}
-    repo = make_repo(tmp / "repo", env)
-    zen("lane", "add", "app", str(repo), env=env)
-    cfg = home / "zen.yaml"
-    text = cfg.read_text().replace("max_concurrent_tasks: 5", f"max_concurrent_tasks: {max_concurrent}")
-    cfg.write_text(text.replace("max_queue_size: 100", "max_queue_size: 100000"))
+    home, repo, env = make_home(env, max_concurrent=max_concurrent)
     zen("supervise", "--detach", env=env)
     return home, repo, env
 

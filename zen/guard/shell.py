@@ -707,14 +707,7 @@ class Walker:
                 outs.append(a)
             out = join(*outs)
             return out, out
-        cur = st.set_vars([(name, None)])
-        for _ in range(2):
-            _, a = self.run(body, cur)
-            nxt = join(cur, a)
-            if nxt is cur:
-                break
-            cur = nxt
-        out = join(st, cur)
+        out = join(st, self._loop(body, st.set_vars([(name, None)])))
         return out, out
 
     def _s_c_style_for_statement(self, node: Any, st: State) -> tuple[State, State]:
@@ -725,15 +718,19 @@ class Walker:
             if body is None or c.id != body.id:
                 self.nested(c, st)
         cur = st.set_vars((n, None) for n in names)
-        if body is not None:
-            for _ in range(2):
-                _, a = self.run(body, cur)
-                nxt = join(cur, a)
-                if nxt is cur:
-                    break
-                cur = nxt
-        out = join(st, cur)
+        out = join(st, self._loop(body, cur) if body is not None else cur)
         return out, out
+
+    def _loop(self, body: Any, cur: State) -> State:
+        """A loop body run until its state stops changing (twice at most): what a variable or
+        cwd may be after any number of iterations."""
+        for _ in range(2):
+            _, a = self.run(body, cur)
+            nxt = join(cur, a)
+            if nxt is cur:
+                break
+            cur = nxt
+        return cur
 
     def _s_case_statement(self, node: Any, st: State) -> tuple[State, State]:
         value = node.child_by_field_name("value")
