@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers import wait_until, zen
+from zen.store.events import read_events_any
 
 ZEN_BIN = [str(Path(sys.executable).parent / "zen")] if (Path(sys.executable).parent / "zen").exists() \
     else [sys.executable, "-m", "zen"]
@@ -51,16 +52,7 @@ class Job:
         self.dir = home / "jobs" / job_id
 
     def events(self) -> list[dict[str, Any]]:
-        path = self.dir / "events.jsonl"
-        if not path.exists():
-            return []
-        out = []
-        for line in path.read_text().splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-        return out
+        return list(read_events_any(self.dir / "events.jsonl"))
 
     def types(self) -> list[str]:
         return [e["type"] for e in self.events()]
@@ -110,10 +102,4 @@ def transcript_of(job: Job) -> Path | None:
 
 
 def transcript_lines(path: Path) -> list[dict[str, Any]]:
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
+    return list(read_events_any(path))

@@ -131,13 +131,6 @@ _CLOUD_CLIS = frozenset({"kubectl", "helm", "terraform", "tofu", "pulumi", "aws"
                          "supabase", "wrangler", "eksctl", "oc", "linode-cli", "hcloud", "railway"})
 _DESTROY_WORDS = frozenset({"delete", "destroy", "rm", "rb", "uninstall", "drain", "prune", "purge",
                             "apps:destroy", "remove", "terminate", "deprovision", "teardown"})
-_READ_ONLY_GIT = frozenset({
-    "status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep", "describe",
-    "shortlog", "ls-tree", "cat-file", "rev-list", "whatchanged", "name-rev", "merge-base",
-    "for-each-ref", "count-objects", "var", "help", "version", "check-ignore", "check-attr",
-    "diff-tree", "diff-files", "diff-index", "show-ref", "show-branch", "annotate", "cherry",
-    "range-diff", "verify-commit", "verify-tag", "ls-remote", "reflog", "--version", "--help",
-})
 READ_ONLY = frozenset(defaults.READ_ONLY_COMMANDS) - {"ip", "ifconfig", "reset", "top", "htop",
                                                       "history", "printenv"}
 

@@ -141,8 +141,6 @@ def check_git(an: Analyser, args: list[Word], st: State, cmd: Cmd | None, depth:
         force = "--force" in flags or _short(flags, "f")
         if force and not dry:
             deny("git.clean", "`git clean -f` deletes untracked files irrecoverably")
-        if not dry and not force and "-i" not in flags and "--interactive" not in flags:
-            pass
     elif sub == "stash":
         if ptexts[:1] in (["drop"], ["clear"]):
             deny("git.stash-drop", f"`git stash {ptexts[0]}` destroys stashed work")

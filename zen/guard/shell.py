@@ -1163,7 +1163,11 @@ class Walker:
     def _var(self, name: str, st: State, buf: _Buf, quoted: bool) -> None:
         if is_secret_name(name):
             buf.secret = True
-        value = self.lookup(name, st)
+        self._append_value(buf, self.lookup(name, st), quoted)
+
+    @staticmethod
+    def _append_value(buf: _Buf, value: str | None, quoted: bool) -> None:
+        """An expansion's static value as part of a word (UNK when unknown)."""
         if value is None:
             buf.parts.append(UNK)
         elif quoted:
@@ -1193,15 +1197,7 @@ class Walker:
     def _command_substitution(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
         buf.subst = True
         self._substitution(node, st)
-        value = self._static_substitution(node, st)
-        if value is None:
-            buf.parts.append(UNK)
-        elif quoted:
-            buf.parts.append(value.translate(_MARK_ALL))
-        elif any(c in value for c in " \t\n"):
-            buf.parts.append(UNK)
-        else:
-            buf.parts.append(value.translate(_MARK_NOGLOB))
+        self._append_value(buf, self._static_substitution(node, st), quoted)
 
     def _static_substitution(self, node: Any, st: State) -> str | None:
         """$(pwd), $(dirname X), $(basename X), $(echo X): values bash would compute for sure."""

@@ -79,6 +79,15 @@ def level_of(policy: Any, domain: str) -> Level:
         raise ZenError(f"policy/autonomy.yaml, domain {domain}: {exc}") from None
 
 
+def domain_level(home: Home, domain: str | None) -> Level | None:
+    """A domain's own level (no kill switch), or None when policy/autonomy.yaml cannot be read;
+    callers choose their safe default (preflight reports the broken file)."""
+    try:
+        return level_of(load_policy(home), domain or "code")
+    except ZenError:
+        return None
+
+
 def domains(home: Home, policy: Any) -> list[str]:
     from zen.store.config import Config
 

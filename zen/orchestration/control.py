@@ -56,13 +56,11 @@ def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor:
 
 def make_branch(home: Home, domain: str | None) -> bool:
     """At autonomy level observe a harvest is a report only (no review branch)."""
-    try:
-        from zen.core.model import Level
-        from zen.orchestration.autonomy import level_of, load_policy
+    from zen.core.model import Level
+    from zen.orchestration.autonomy import domain_level
 
-        return level_of(load_policy(home), domain or "code") > Level.observe
-    except Exception:
-        return True
+    level = domain_level(home, domain)
+    return level is None or level > Level.observe
 
 
 def harvest_after_exit(home: Home, job_id: str) -> dict[str, Any] | None:

@@ -46,9 +46,27 @@ def facts(home: Home, snaps: list[JobSnapshot] | None = None) -> tuple[list[core
             depends_on=tuple(task.depends_on), automatic=is_automatic(s, task.created_by),
             retry_at=_epoch(s.retry_at),
         ))
-    deps = {i: core.DepState(s.state.value, s.exit_code) for i, s in by_id.items()}
     running = sum(1 for s in snaps if s.state.live)
-    return queued, deps, running
+    return queued, dep_states(home, queued, by_id), running
+
+
+def dep_states(home: Home, queued: list[core.Queued], known: dict[str, JobSnapshot]) -> dict[str, core.DepState]:
+    """The state of every job the queued ones depend on: from `known` snapshots, else the job
+    record, else `queued` while the task still waits in the spool (absent = does not exist)."""
+    from zen.store import spool
+
+    store = JobStore(home)
+    out: dict[str, core.DepState] = {}
+    for q in queued:
+        for dep in q.depends_on:
+            if dep in out:
+                continue
+            snap = known.get(dep) or (store.snapshot(dep) if store.exists(dep) else None)
+            if snap is not None:
+                out[dep] = core.DepState(snap.state.value, snap.exit_code)
+            elif (spool.new_dir(home) / f"{dep}.yaml").exists():
+                out[dep] = core.DepState("queued")
+    return out
 
 
 def load_breaker(home: Home) -> dict[str, Any]:

@@ -115,12 +115,10 @@ def copy_includes(repo: Path, worktree: Path, patterns: list[str]) -> tuple[list
 
 
 def _level(home: Home, domain: str | None) -> str | None:
-    try:
-        from zen.orchestration.autonomy import level_of, load_policy
+    from zen.orchestration.autonomy import domain_level
 
-        return level_of(load_policy(home), domain or "code").label
-    except Exception:
-        return None
+    level = domain_level(home, domain)
+    return level.label if level is not None else None
 
 
 def prepare(home: Home, cfg: Config, store: JobStore, job_id: str) -> dict[str, Any]:

@@ -272,9 +272,8 @@ class Supervisor:
             return
         self.cfg = Config.load(self.home)
         self.max_concurrent = int(self.cfg.get("supervisor", "max_concurrent_tasks"))
-        queued, _, _ = schedule.facts(self.home, snaps)
+        queued, deps, _ = schedule.facts(self.home, snaps)
         automatic = {q.id for q in queued if q.automatic}
-        deps = self._dep_states(queued)
         now = time.time()
         plan = schedule.core.plan(queued, deps, running=len(self.tracked), max_concurrent=self.max_concurrent,
                                   breaker_until=schedule.breaker_until(self.home, self.cfg, now), now=now)
@@ -291,19 +290,6 @@ class Supervisor:
                     continue
                 self.queued.discard(d.job)
                 self._start(d.job)
-
-    def _dep_states(self, queued: list[Any]) -> dict[str, Any]:
-        from zen.core.schedule import DepState
-
-        out: dict[str, Any] = {}
-        for q in queued:
-            for dep in q.depends_on:
-                if dep not in out and self.store.exists(dep):
-                    s = self.store.snapshot(dep)
-                    out[dep] = DepState(s.state.value, s.exit_code)
-                elif dep not in out and (spool.new_dir(self.home) / f"{dep}.yaml").exists():
-                    out[dep] = DepState("queued")
-        return out
 
     def _start(self, job_id: str, resume: bool = False) -> None:
         try:
