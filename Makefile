@@ -34,7 +34,7 @@ lint: $(PY)
 	$(BIN)/ruff check zen tests bench
 
 typecheck: $(PY)
-	$(BIN)/mypy zen/core
+	$(BIN)/mypy zen
 
 check: lint typecheck test
 
