@@ -97,7 +97,7 @@ def _imports(node: ast.AST, mod: Module, known: set[str]) -> Iterator[tuple[str,
             for t in _resolve(target, names, known):
                 yield t, kind, True
         elif target:
-            yield target.split(".")[0], kind, False
+            yield target.split(".", maxsplit=1)[0], kind, False
 
     yield from visit(node, False)
 
@@ -173,8 +173,8 @@ def test_core_does_no_io_and_imports_nothing_outside_core() -> None:
 def _cycles() -> list[list[str]]:
     graph = {name: sorted((m.top | m.inner) & MODULES.keys()) for name, m in MODULES.items()}
     # a package's __init__ importing its own submodules is how packages publish names, not a cycle
-    for name in graph:
-        graph[name] = [t for t in graph[name] if not t.startswith(name + ".")]
+    graph = {name: [t for t in targets if not t.startswith(name + ".")]
+             for name, targets in graph.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -245,7 +245,7 @@ def _is_data_table(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     literal = ast.Dict | ast.List | ast.Tuple | ast.Set
     return len(body) <= 2 and all(
-        isinstance(s, ast.Return | ast.Assign | ast.AnnAssign) and isinstance(s.value, literal)
+        (isinstance(s, ast.Return | ast.Assign | ast.AnnAssign) and isinstance(s.value, literal))
         or (isinstance(s, ast.Return) and isinstance(s.value, ast.Name))
         for s in body)
 
