@@ -6,6 +6,7 @@ so a missed, merged or spurious event costs at most one tick.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from pathlib import Path
@@ -59,4 +60,58 @@ class SpoolWatch:
                 self._observer.join(timeout=2)
             except Exception:
                 pass
+            self._observer = None
+
+
+_CHANGES = frozenset({"created", "modified", "moved", "deleted"})
+
+
+class FileEvents:
+    """File events under some directories, each handed to `on_path(path)` on watchdog's thread.
+
+    Used by the live views and the notifier to react to timeline appends instead of polling.
+    `start()` returns False when file events are unavailable (no watchdog, out of inotify
+    watches): the caller then falls back to its own slow sweep. Moves report their destination.
+    """
+
+    def __init__(self, on_path: Any, directories: list[tuple[Path, bool]]) -> None:
+        self.on_path = on_path
+        self.directories = directories
+        self._observer: Any = None
+
+    def start(self) -> bool:
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            log.warning("watchdog is unavailable; live views fall back to a slow sweep")
+            return False
+        on_path = self.on_path
+
+        class _Forward(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                if event.event_type not in _CHANGES:
+                    return  # opens, reads (our own included), closes and chmods are not changes
+                path = getattr(event, "dest_path", "") or event.src_path
+                on_path(path.decode() if isinstance(path, bytes) else str(path))
+
+        try:
+            observer = Observer()
+            observer.daemon = True
+            for directory, recursive in self.directories:
+                directory.mkdir(parents=True, exist_ok=True)
+                observer.schedule(_Forward(), str(directory), recursive=recursive)
+            observer.start()
+        except Exception as exc:  # e.g. out of inotify watches
+            log.warning("cannot watch %s (%s); falling back to a slow sweep",
+                        ", ".join(str(d) for d, _ in self.directories), exc)
+            return False
+        self._observer = observer
+        return True
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            with contextlib.suppress(Exception):
+                self._observer.stop()
+                self._observer.join(timeout=2)
             self._observer = None

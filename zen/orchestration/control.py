@@ -224,11 +224,13 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
 def finish(home: Home, ref: str) -> dict[str, Any]:
     from zen.agents import get_adapter
 
-    _store, job_id, snap = _job(home, ref)
+    store, job_id, snap = _job(home, ref)
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     if snap.state is JobStatus.queued:
         raise ZenError(f"job {job_id} has not started yet (zen cancel {job_id} drops it)")
+    # recorded first, like job.cancelled: whoever records the exit, the timeline says a human asked
+    store.append(job_id, "finish.requested", actor="human")
     keys = None
     with contextlib.suppress(ZenError):
         keys = get_adapter(snap.agent or "cmd").exit_keys

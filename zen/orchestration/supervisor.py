@@ -32,6 +32,7 @@ from zen.core.model import JobSnapshot, JobStatus
 from zen.core.turns import WAITING, WORKING, TurnDetector
 from zen.errors import InvalidTask, ZenError
 from zen.orchestration import control, spawn
+from zen.orchestration.notify import Notifier
 from zen.store import events as ev_store
 from zen.store import spool
 from zen.store.atomic import append_line, atomic_write, flocked
@@ -112,6 +113,7 @@ class Supervisor:
         self.queued: set[str] = set()
         self.stopping = False
         self.watch = SpoolWatch(spool.new_dir(home))
+        self.notifier = Notifier(home)  # tells a human when a job waits for them or ends
         self._last_beat = 0.0
         self._lock_fd: int | None = None
 
@@ -124,6 +126,7 @@ class Supervisor:
         try:
             self.tmux.ensure_conf()
             self.watch.start()
+            self.notifier.start()
             self.recover()
             while not self.stopping:
                 self.heartbeat()
@@ -138,6 +141,7 @@ class Supervisor:
                 self.watch.wait(self.next_wait())
         finally:
             self.watch.stop()
+            self.notifier.stop()
             for s, h in old.items():
                 signal.signal(s, h)
             self._control("supervisor.stopped", pid=os.getpid(),

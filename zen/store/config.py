@@ -58,6 +58,16 @@ breaker:
 gc:
   older_than: 7d
 
+# Notices when a job needs you (a question, an approval, a dialog, a limit reached) or ends on its
+# own, sent by the supervisor once per wait, whether or not `zen watch` runs (each is recorded in
+# the job's timeline as notify.sent, so a restart never repeats one).
+notify:
+  desktop: true             # notify-send, where it is installed
+  command: ""               # e.g. "ntfy publish me" or "cat >> ~/zen-notices.jsonl": run by sh with
+                            # the notice as JSON on stdin and ZEN_NOTIFY_{KIND,JOB,NAME,REASON,TITLE,TEXT}
+  reasons: [question, approval, dialog, limit, idle]   # idle: only when the agent's hook says so
+  ended: true               # also announce jobs that end (not the ones you finish or cancel)
+
 # Per-agent settings. `command` is the program; `env` adds variables, `drop_env` removes
 # variables the supervisor's environment would otherwise pass on.
 agents:
@@ -94,6 +104,8 @@ _DEFAULTS: dict[str, Any] = {
     "retry": {"max_retries": 0, "backoff_base": "5s", "backoff_factor": 2, "backoff_cap": "5m"},
     "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m"},
     "gc": {"older_than": "7d"},
+    "notify": {"desktop": True, "command": "", "reasons": ["question", "approval", "dialog", "limit", "idle"],
+               "ended": True},
     "agents": {},
     "prices": {"default": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30}},
 }
