@@ -19,6 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from zen.adapters.tmux import Tmux
+from zen.core.events import EventType as E
+from zen.store.layout import Home
+
 DEADLINE_S = 50
 
 TASKS: list[dict[str, Any]] = [
@@ -135,7 +139,7 @@ class Demo:
         self.zen("init", str(self.home))
         self.make_repo()
         self.zen("lane", "add", "shop", str(self.repo))
-        cfg = self.home / "zen.yaml"
+        cfg = Home(self.home).config_path
         # snappier turn detection for a demo; the defaults suit real agents
         cfg.write_text(cfg.read_text().replace("idle_after: 2s", "idle_after: 1s").replace("tick: 0.25s", "tick: 0.1s"))
 
@@ -146,9 +150,6 @@ class Demo:
         finally:
             self.step("6. Stop the supervisor (agents would keep running in tmux; these have finished)")
             self.zen("supervise", "--stop", check=False)
-            from zen.adapters.tmux import Tmux
-            from zen.store.home import Home
-
             Tmux.for_home(Home(self.home)).kill_server()
 
     def make_repo(self) -> None:
@@ -192,9 +193,9 @@ class Demo:
             st = job["state"]
             self.say(f"\n  {name}: {st['state']}, exit code {st['exit_code']}, turns {st['turns']}")
             for ev in job["events"]:
-                if ev["type"] in ("guard.denied", "guard.allowed"):
+                if ev["type"] in (E.GUARD_DENIED, E.GUARD_ALLOWED):
                     what = ev.get("command") or ev.get("path") or ev.get("tool") or ""
-                    verdict = "DENIED " if ev["type"] == "guard.denied" else "allowed"
+                    verdict = "DENIED " if ev["type"] == E.GUARD_DENIED else "allowed"
                     self.say(f"    guardian {verdict} {what}  ({ev.get('rule', '')}: {ev.get('reason', '')})")
             blocked = [ln for ln in self.zen("output", job_id, show=False).stdout.splitlines() if ln.startswith("blocked:")]
             for line in blocked:
@@ -238,7 +239,7 @@ class Demo:
 def blocked_any(demo: Demo, job_id: str) -> bool:
     text = demo.zen("output", job_id, show=False).stdout
     job = demo.job(job_id)
-    return "blocked:" in text or any(e["type"] == "guard.denied" for e in job["events"])
+    return "blocked:" in text or any(e["type"] == E.GUARD_DENIED for e in job["events"])
 
 
 def main() -> int:

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO_ROOT, wait_until
+from zen.core.events import validate
 from zen.orchestration.status import supervisor_pid
+from zen.store.events import read_events, read_events_any
 from zen.store.home import Home
 
 FAST = {"tick: 0.25s": "tick: 0.05s", "idle_after: 2s": "idle_after: 0.5s", "kill_grace: 5s": "kill_grace: 1s"}
@@ -73,11 +75,26 @@ class Supervisors:
                        check=False)
 
 
+def catalogue_problems(home: Path) -> list[str]:
+    """Every line the test's supervisors, hooks and commands wrote, checked against the event
+    catalogue (zen.core.events): a type or field that drifted from it fails the test."""
+    out = []
+    for path in sorted((home / "jobs").glob("*/events.jsonl")):
+        for ev in read_events(path):
+            out += [f"{path.parent.name} seq {ev.get('seq')}: {p}" for p in validate(ev)]
+    for path in (home / "logs" / "control.jsonl", home / "logs" / "guard-audit.jsonl"):
+        for ev in read_events_any(path):
+            out += [f"{path.name}: {p}" for p in validate(ev, home=True)]
+    return out
+
+
 @pytest.fixture
 def sups(zh: Path, tmp_path: Path) -> Iterator[Supervisors]:
     s = Supervisors(zh, tmp_path)
     yield s
     s.close()
+    problems = catalogue_problems(zh)
+    assert not problems, problems
 
 
 @pytest.fixture

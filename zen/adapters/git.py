@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zen.errors import GitError
+from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP
 
 # zen's own files inside a worktree: never harvested, never committed by zen
-ZEN_PATHS = (".zen", ".zen-tmp")
+ZEN_PATHS = (WORKTREE_PRIVATE, WORKTREE_TMP)
 
 # zen's snapshot commits carry a fixed identity, so harvest works on a machine with no git config
 ZEN_IDENTITY = {

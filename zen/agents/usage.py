@@ -6,7 +6,8 @@ Claude Code writes one line per content block of an API response, each repeating
 streaming), the largest figures win. Cost is an estimate from per-million-token prices (zen.yaml
 `prices`: `input`, `output`, `cache_write`, `cache_read`, keyed by model name or `default`).
 
-It runs from the `zen hook Stop` fast path, so it imports the standard library only.
+It runs from the `zen hook Stop` fast path, so it imports the standard library (and zen's lean
+event catalogue) only.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from zen.core.events import EventType
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                 "cache_read_input_tokens")
@@ -178,7 +181,7 @@ def _recorded(events_path: Path, transcript: str) -> dict[str, Any]:
                 ev = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(ev, dict) or ev.get("type") != "usage" or ev.get("transcript") != transcript:
+            if not isinstance(ev, dict) or ev.get("type") != EventType.USAGE or ev.get("transcript") != transcript:
                 continue
             for k in (*TOKEN_FIELDS, "cost_usd"):
                 try:
@@ -222,4 +225,4 @@ def record(job_dir: Path, job_id: str, transcript_path: str, actor: str = "hook"
         new = delta(now, _recorded(job_dir / EVENTS, transcript))
         if new is None:
             return None
-        return append(job_dir, job_id, "usage", actor=actor, transcript=transcript, **new)
+        return append(job_dir, job_id, EventType.USAGE, actor=actor, transcript=transcript, **new)

@@ -18,7 +18,7 @@ def _setup_logging(home: Any) -> None:
     import logging
 
     home.logs.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(home.logs / "supervisor.log")
+    handler = logging.FileHandler(home.supervisor_log)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
@@ -32,7 +32,7 @@ def _detach(home: Any) -> int:
     if pid:
         raise ZenError(f"a supervisor is already running for {home.root} (pid {pid}); zen supervise --stop stops it")
     home.logs.mkdir(parents=True, exist_ok=True)
-    log_path = home.logs / "supervisor.log"
+    log_path = home.supervisor_log
     with log_path.open("ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "zen", "--home", str(home.root), "supervise"],

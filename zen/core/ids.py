@@ -6,6 +6,8 @@ import re
 import secrets
 from datetime import UTC, datetime
 
+from zen.core.events import stamp
+
 _SLUG_BAD = re.compile(r"[^a-z0-9]+")
 ID_RE = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+-[0-9a-f]{4}$")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
@@ -34,8 +36,9 @@ def utcnow() -> datetime:
 
 
 def iso(ts: datetime) -> str:
-    """ISO 8601 UTC with milliseconds and a Z, as every file of zen writes time."""
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+    """ISO 8601 UTC with milliseconds and a Z, as every file of zen writes time (events.stamp)."""
+    utc = ts.astimezone(UTC)
+    return stamp(utc.timetuple(), utc.microsecond // 1000)
 
 
 def parse_iso(text: str) -> datetime:

@@ -1,7 +1,8 @@
 """The shapes that cross the disk: tasks, job snapshots, and the vocabulary they use.
 
-Format versions: task files carry `zen: 1`, event lines `"v": 1`, state.json `"v": 1`.
-Bump the constant and note the change here when a format changes incompatibly.
+Format versions: task files carry `zen: 1`, event lines `"v": 1` (zen.core.events keeps that
+version and its changelog), state.json `"v": 1`, control/heartbeat and control/breaker.json
+`"v": 1`. Bump the constant and note the change here when a format changes incompatibly.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from zen.core.durations import parse_duration
+from zen.core.events import FORMAT_VERSION
 from zen.core.ids import NAME_RE
 
 TASK_VERSION = 1
-EVENT_VERSION = 1
+EVENT_VERSION = FORMAT_VERSION
 STATE_VERSION = 1
+CONTROL_VERSION = 1   # control/heartbeat, control/breaker.json
 
 
 class AgentKind(StrEnum):

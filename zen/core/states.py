@@ -7,29 +7,31 @@ state as it was, so new event types never break old readers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from zen.core.events import EventType
 from zen.core.model import JobSnapshot, JobStatus
 
 S = JobStatus
+E = EventType
 
 # event type -> state it moves a job to (None: the state does not change)
 _MOVES: dict[str, JobStatus | None] = {
-    "task.received": S.queued,
-    "job.queued": S.queued,
-    "retry.scheduled": S.queued,
-    "preflight.passed": None,
-    "worktree.created": S.starting,
-    "agent.spawned": S.working,
-    "turn.working": S.working,
-    "turn.waiting": S.waiting,
-    "input.sent": None,
-    "agent.exited": S.exited,
-    "harvest.done": S.harvested,
-    "job.failed": S.failed,
-    "preflight.failed": None,
-    "job.cancelled": S.cancelled,
+    E.TASK_RECEIVED: S.queued,
+    E.JOB_QUEUED: S.queued,
+    E.RETRY_SCHEDULED: S.queued,
+    E.PREFLIGHT_PASSED: None,
+    E.WORKTREE_CREATED: S.starting,
+    E.AGENT_SPAWNED: S.working,
+    E.TURN_WORKING: S.working,
+    E.TURN_WAITING: S.waiting,
+    E.INPUT_SENT: None,
+    E.AGENT_EXITED: S.exited,
+    E.HARVEST_DONE: S.harvested,
+    E.JOB_FAILED: S.failed,
+    E.PREFLIGHT_FAILED: None,
+    E.JOB_CANCELLED: S.cancelled,
 }
 
 # from-state -> states it may move to. Anything else is recorded but ignored for the state.
@@ -51,69 +53,126 @@ def can_move(current: JobStatus, target: JobStatus) -> bool:
     return target in _ALLOWED[current]
 
 
-def apply(snap: JobSnapshot, ev: dict[str, Any]) -> JobSnapshot:
+Event = dict[str, Any]
+
+
+def _task_received(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    task = ev.get("task") or {}
+    snap.name = task.get("name", snap.name)
+    snap.agent = task.get("agent", snap.agent)
+    snap.lane = task.get("lane") or task.get("repo") or snap.lane
+    snap.domain = task.get("domain", snap.domain)
+    snap.priority = int(task.get("priority", snap.priority))
+    snap.created_at = task.get("created_at", ts)
+
+
+def _worktree_created(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.worktree = ev.get("path", snap.worktree)
+    snap.branch = ev.get("branch", snap.branch)
+    snap.base_commit = ev.get("base_commit", snap.base_commit)
+    snap.attempts += 1
+
+
+def _agent_spawned(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.tmux_session = ev.get("session", snap.tmux_session)
+    snap.tmux_target = ev.get("target", snap.tmux_target)
+    snap.started_at = snap.started_at or ts
+
+
+def _turn_waiting(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.turns += 1 if snap.state is not S.waiting else 0
+
+
+def _agent_exited(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.exit_code = ev.get("exit_code")
+    snap.exit_signal = ev.get("signal")
+    snap.ended_at = ts
+
+
+def _harvest_done(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.review_branch = ev.get("branch", snap.review_branch)
+    snap.harvest_commit = ev.get("commit", snap.harvest_commit)
+
+
+USAGE_SUMS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+              "cost_usd")
+
+
+def _usage(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    for key in USAGE_SUMS:
+        if key in ev:
+            snap.usage[key] = snap.usage.get(key, 0) + float(ev[key])
+
+
+def _output(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.last_output_at = ts
+
+
+def _guard_allowed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.guard["allowed"] = snap.guard.get("allowed", 0) + 1
+
+
+def _guard_denied(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.guard["denied"] = snap.guard.get("denied", 0) + 1
+
+
+def _job_cancelled(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.cancelled = True
+    snap.ended_at = snap.ended_at or ts
+
+
+def _job_timeout(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.timed_out = True
+
+
+def _retry_scheduled(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.retry_at = ev.get("at")
+
+
+def _job_failed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.ended_at = snap.ended_at or ts
+
+
+# event type -> what it records in the snapshot besides the state (a dict: one lookup per event)
+_FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
+    E.TASK_RECEIVED: _task_received,
+    E.WORKTREE_CREATED: _worktree_created,
+    E.AGENT_SPAWNED: _agent_spawned,
+    E.TURN_WAITING: _turn_waiting,
+    E.AGENT_EXITED: _agent_exited,
+    E.HARVEST_DONE: _harvest_done,
+    E.USAGE: _usage,
+    E.OUTPUT: _output,
+    E.GUARD_ALLOWED: _guard_allowed,
+    E.GUARD_DENIED: _guard_denied,
+    E.JOB_CANCELLED: _job_cancelled,
+    E.JOB_TIMEOUT: _job_timeout,
+    E.RETRY_SCHEDULED: _retry_scheduled,
+    E.JOB_FAILED: _job_failed,
+}
+_WITH_REASON = (S.waiting, S.failed, S.queued)
+
+
+def apply(snap: JobSnapshot, ev: Event) -> JobSnapshot:
     """Fold one event into the snapshot (mutates and returns it)."""
     etype = ev.get("type", "")
-    seq = int(ev.get("seq", snap.seq + 1))
-    snap.seq = seq
+    snap.seq = int(ev.get("seq", snap.seq + 1))
     snap.revision += 1
     ts = ev.get("ts")
     snap.updated_at = ts
-
-    if etype == "task.received":
-        task = ev.get("task") or {}
-        snap.name = task.get("name", snap.name)
-        snap.agent = task.get("agent", snap.agent)
-        snap.lane = task.get("lane") or task.get("repo") or snap.lane
-        snap.domain = task.get("domain", snap.domain)
-        snap.priority = int(task.get("priority", snap.priority))
-        snap.created_at = task.get("created_at", ts)
-    elif etype == "worktree.created":
-        snap.worktree = ev.get("path", snap.worktree)
-        snap.branch = ev.get("branch", snap.branch)
-        snap.base_commit = ev.get("base_commit", snap.base_commit)
-        snap.attempts += 1
-    elif etype == "agent.spawned":
-        snap.tmux_session = ev.get("session", snap.tmux_session)
-        snap.tmux_target = ev.get("target", snap.tmux_target)
-        snap.started_at = snap.started_at or ts
-    elif etype == "turn.waiting":
-        snap.turns += 1 if snap.state is not S.waiting else 0
-    elif etype == "agent.exited":
-        snap.exit_code = ev.get("exit_code")
-        snap.exit_signal = ev.get("signal")
-        snap.ended_at = ts
-    elif etype == "harvest.done":
-        snap.review_branch = ev.get("branch", snap.review_branch)
-        snap.harvest_commit = ev.get("commit", snap.harvest_commit)
-    elif etype == "usage":
-        for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-                    "cache_read_input_tokens", "cost_usd"):
-            if key in ev:
-                snap.usage[key] = snap.usage.get(key, 0) + float(ev[key])
-    elif etype == "output":
-        snap.last_output_at = ts
-    elif etype in ("guard.allowed", "guard.denied"):
-        key = etype.split(".")[1]
-        snap.guard[key] = snap.guard.get(key, 0) + 1
-    elif etype == "job.cancelled":
-        snap.cancelled = True
-        snap.ended_at = snap.ended_at or ts
-    elif etype == "job.timeout":
-        snap.timed_out = True
-    elif etype == "retry.scheduled":
-        snap.retry_at = ev.get("at")
-    elif etype == "job.failed":
-        snap.ended_at = snap.ended_at or ts
-
+    fold = _FOLD.get(etype)
+    if fold is not None:
+        fold(snap, ev, ts)
     target = _MOVES.get(etype)
-    if target is not None and target is not snap.state:
+    if target is None:
+        return snap
+    if target is not snap.state:
         if snap.cancelled and target is S.harvested:
             pass  # a cancelled job stays cancelled; harvest.done still records its branch
         elif can_move(snap.state, target):
             snap.state = target
-    if target is not None and snap.state is target:
-        snap.reason = ev.get("reason") if target in (S.waiting, S.failed, S.queued) else None
+    if snap.state is target:
+        snap.reason = ev.get("reason") if target in _WITH_REASON else None
     return snap
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from typing import Any
 
+from zen.core.events import timestamp
 from zen.guard.api import ALLOW, DENY, Context, Decision, ToolCall
+from zen.store import layout
 
-STATES = ("pending", "granted", "denied")
+STATES = layout.APPROVAL_STATES
 FIELDS = ("id", "job", "tool", "command", "file_path", "cwd", "rule", "reason", "created_at")
 
 
@@ -34,11 +35,6 @@ class ApprovalError(Exception):
 def approval_id(job: str | None, tool: str, subject: str) -> str:
     h = hashlib.sha256(f"{job or ''}\0{tool}\0{subject}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:12]
-
-
-def _now() -> str:
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 def dump(record: dict[str, Any]) -> str:
@@ -66,7 +62,7 @@ def load(text: str) -> dict[str, Any]:
 
 
 def _dir(home: str, state: str) -> str:
-    return os.path.join(home, "approvals", state)
+    return os.path.join(home, layout.APPROVALS, state)
 
 
 def _publish(directory: str, name: str, text: str, *, exclusive: bool) -> bool:
@@ -115,7 +111,7 @@ def resolve(ctx: Context, call: ToolCall, decision: Decision, *, act: bool) -> D
     if os.path.exists(granted):
         if not act:
             return Decision(ALLOW, decision.rule, f"approved once by a human (approval {aid}, not used yet)")
-        used = os.path.join(_dir(ctx.home, "granted"), f"{aid}.used-{_now().replace(':', '')}-{os.getpid()}.yaml")
+        used = os.path.join(_dir(ctx.home, "granted"), f"{aid}.used-{timestamp().replace(':', '')}-{os.getpid()}.yaml")
         try:
             os.rename(granted, used)          # exactly one caller wins the grant
         except FileNotFoundError:
@@ -129,7 +125,7 @@ def resolve(ctx: Context, call: ToolCall, decision: Decision, *, act: bool) -> D
         else:
             record["file_path"] = call.file_path
         record.update({"cwd": ctx.cwd, "rule": decision.rule, "reason": decision.reason,
-                       "created_at": _now()})
+                       "created_at": timestamp()})
         _publish(_dir(ctx.home, "pending"), f"{aid}.yaml", dump(record), exclusive=True)
     return Decision("approval", decision.rule,
                     f"{decision.reason}; needs a human's approval: `zen approve {aid}` allows it once "
@@ -187,7 +183,7 @@ def decide_request(home: str, aid: str, verdict: str, by: str | None = None) -> 
     if rec is not None:
         # note who and when in place (the hook never reads pending/), then move it in one rename:
         # a granted file is never rewritten, so a grant cannot come back after it is consumed
-        rec.update({"decided": target, "decided_at": _now(),
+        rec.update({"decided": target, "decided_at": timestamp(),
                     "decided_by": by or os.environ.get("USER") or "human"})
         try:
             _publish(src_dir, f"{aid}.yaml", dump(rec), exclusive=False)

@@ -14,21 +14,19 @@ Lean: imported by the hook.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import time
+from pathlib import Path
 from typing import Any
 
+from zen.core.events import Actor, EventType, home_event
 from zen.guard.api import ALLOW, Context, Decision, ToolCall
+from zen.store import layout
+from zen.store.events import append, append_line_to
+from zen.store.readers import job_dir as job_dir_of
 
 MAX_COMMAND = 500
-AUDIT_LOG = "guard-audit.jsonl"
-
-
-def _now() -> str:
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+AUDIT_LOG = layout.GUARD_AUDIT_LOG
 
 
 def fields(call: ToolCall, decision: Decision, ctx: Context | None) -> dict[str, Any]:
@@ -48,22 +46,18 @@ def fields(call: ToolCall, decision: Decision, ctx: Context | None) -> dict[str,
 def record(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None) -> bool:
     """Write the decision down; False (and a line on stderr) when that failed. Never raises."""
     try:
-        etype = "guard.allowed" if decision.decision == ALLOW else "guard.denied"
+        etype = EventType.GUARD_ALLOWED if decision.decision == ALLOW else EventType.GUARD_DENIED
         data = fields(call, decision, ctx)
         home = ctx.home if ctx is not None else None
-        if job_id and home and "/" not in job_id and job_id not in (".", ".."):
-            job_dir = os.path.join(home, "jobs", job_id)
-            if os.path.isdir(job_dir):
-                from pathlib import Path
-
-                from zen.store.events import append
-
-                append(Path(job_dir), job_id, etype, actor="guard", **data)
-                return True
+        job_dir = job_dir_of(home, job_id) if job_id and home else None
+        if job_id and job_dir is not None and os.path.isdir(job_dir):
+            append(Path(job_dir), job_id, etype, actor=Actor.GUARD, **data)
+            return True
+        if job_id:
             data["job"] = job_id              # a job id with no record: the home log keeps it
         if not home:
             return True
-        write_home_log(home, {"ts": _now(), "type": etype, "actor": "guard", **data})
+        write_home_log(home, etype, actor=Actor.GUARD, **data)
         return True
     except BaseException as exc:  # the audit must not change the decision
         try:
@@ -73,16 +67,7 @@ def record(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str 
         return False
 
 
-def write_home_log(home: str, rec: dict[str, Any]) -> None:
-    """One whole line appended with a single write (O_APPEND keeps concurrent lines whole)."""
-    directory = os.path.join(home, "logs")
-    os.makedirs(directory, exist_ok=True)
-    line = json.dumps(rec, separators=(",", ":"), ensure_ascii=False, default=str).encode() + b"\n"
-    fd = os.open(os.path.join(directory, AUDIT_LOG), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        view = memoryview(line)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-    finally:
-        os.close(fd)
+def write_home_log(home: str, etype: str, **fields: Any) -> None:
+    """One whole line appended to logs/guard-audit.jsonl with a single write (O_APPEND keeps
+    concurrent lines whole; not fsynced: the hook answers before every agent command)."""
+    append_line_to(layout.Home(home).guard_audit_log, home_event(etype, fields), durable=False)

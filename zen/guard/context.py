@@ -2,7 +2,8 @@
 
     Guard(home=None, env=None).check(call, cwd, worktree=None, act=False, audit=False) -> Decision
 
-It finds the home ($ZEN_HOME, else the nearest ancestor of the cwd holding zen.yaml), loads the
+It finds the home (zen.store.readers.discover_home: --home, $ZEN_HOME, else the nearest ancestor
+of the cwd holding zen.yaml), loads the
 compiled policy, works out the worktree (--worktree, else $ZEN_WORKTREE, else the
 `<home>/worktrees/<x>` directory holding the cwd) and the effective level (levels.py: the kill
 switch, then the domain), builds the Context and calls `decide()`. A decision of "approval" goes
@@ -12,7 +13,7 @@ a pending request is written; without `act` (a check from a shell) nothing is wr
 Fail closed: a broken policy denies before decide() is asked, a result that is not a Decision
 denies, and `safe_check` turns any exception into a deny (the hook turns it into exit 2).
 
-Lean: imported by the hook (stdlib + zen.guard.*).
+Lean: imported by the hook (stdlib + zen.guard.* + the lean zen.store readers and layout).
 """
 
 from __future__ import annotations
@@ -23,32 +24,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision, ToolCall
+from zen.store.layout import WORKTREES
+from zen.store.readers import HomeError, discover_home
 
 VALID = (ALLOW, DENY, APPROVAL)
-CONFIG_NAME = "zen.yaml"
-
-
-class HomeError(Exception):
-    """$ZEN_HOME (or --home) names a directory that is not a zen home."""
-
-
-def discover_home(cwd: str, explicit: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
-    """--home, then $ZEN_HOME, then the nearest ancestor of `cwd` holding zen.yaml; else None."""
-    env = os.environ if env is None else env
-    for candidate, source in ((explicit, "--home"), (env.get("ZEN_HOME"), "$ZEN_HOME")):
-        if candidate:
-            path = os.path.abspath(os.path.expanduser(candidate))
-            if not os.path.isfile(os.path.join(path, CONFIG_NAME)):
-                raise HomeError(f"{source} points at {path}, which is not a zen home")
-            return path
-    here = os.path.abspath(cwd)
-    while True:
-        if os.path.isfile(os.path.join(here, CONFIG_NAME)):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+__all__ = ["Guard", "HomeError", "calls_for", "calls_from_record", "discover_home", "subject", "worktree_for"]
 
 
 def worktree_for(cwd: str, home: str | None, explicit: str | None = None,
@@ -60,7 +40,7 @@ def worktree_for(cwd: str, home: str | None, explicit: str | None = None,
             return os.path.abspath(os.path.expanduser(candidate))
     if not home:
         return None
-    wt = os.path.join(home, "worktrees")
+    wt = os.path.join(home, WORKTREES)
     for c in (os.path.abspath(cwd), os.path.realpath(cwd)):
         for root in (wt, os.path.realpath(wt)):
             if c.startswith(root + os.sep):

@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import base64
 import os
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from zen.core.events import Actor, EventType
+from zen.guard.audit import write_home_log
+from zen.store.events import append
+from zen.store.readers import job_dir as job_dir_of
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 DEFAULT_TIMEOUT_S = 30.0
@@ -171,20 +178,13 @@ def record(home: str | None, job_id: str | None, name: str, method: str, path: s
     if error:
         fields["error"] = error
     try:
-        if job_id and home and "/" not in job_id and os.path.isdir(os.path.join(home, "jobs", job_id)):
-            from pathlib import Path
-
-            from zen.store.events import append
-
-            append(Path(home) / "jobs" / job_id, job_id, "gate.called", actor="gate", **fields)
+        job_dir = job_dir_of(home, job_id) if job_id and home else None
+        if job_id and job_dir is not None and os.path.isdir(job_dir):
+            append(Path(job_dir), job_id, EventType.GATE_CALLED, actor=Actor.GATE, **fields)
             return
         if home:
-            from zen.guard.audit import _now, write_home_log
-
             if job_id:
                 fields["job"] = job_id
-            write_home_log(home, {"ts": _now(), "type": "gate.called", "actor": "gate", **fields})
+            write_home_log(home, EventType.GATE_CALLED, actor=Actor.GATE, **fields)
     except Exception as exc:
-        import sys
-
         sys.stderr.write(f"zen gate: could not record the call ({type(exc).__name__}: {exc})\n")

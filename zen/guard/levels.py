@@ -7,19 +7,22 @@
 - Otherwise the domain's level from the compiled autonomy settings (policy/autonomy.yaml, as
   `load_policy` returns them: default_level, domains).
 - The domain: the job's (`jobs/<id>/state.json` "domain", else the `domain:` line of its
-  task.yaml); with no job, the job whose worktree (`<home>/worktrees/<x>`) holds the cwd, else
-  the lane whose checkout holds the cwd (zen.yaml `lanes:`, read without ruamel), else none
-  (the default level).
+  task.yaml: zen.store.readers.job_domain); with no job, the job whose worktree
+  (`<home>/worktrees/<x>`) holds the cwd, else the lane whose checkout holds the cwd (zen.yaml
+  `lanes:`, zen.store.readers.read_lanes), else none (the default level).
 
-Lean: runs inside the PreToolUse hook (stdlib only, ruamel only as a fallback for a zen.yaml the
-cheap reader cannot follow).
+Lean: runs inside the PreToolUse hook (stdlib and the lean zen.store readers only).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
+
+from zen.store import layout
+from zen.store.readers import job_domain, read_lanes
+
+__all__ = ["domain_for", "job_domain", "kill_switch_on", "lane_domain", "level_for", "level_of", "read_lanes"]
 
 DEFAULT_LEVEL = "suggest"
 LANE_DEFAULT_DOMAIN = "code"
@@ -28,7 +31,7 @@ LANE_DEFAULT_DOMAIN = "code"
 def kill_switch_on(home: str | None) -> bool:
     if not home:
         return False
-    return os.path.exists(os.path.join(home, "control", "KILL"))
+    return os.path.exists(os.path.join(home, layout.CONTROL, layout.KILL))
 
 
 def level_for(home: str | None, job_id: str | None = None, cwd: str | None = None,
@@ -57,114 +60,15 @@ def domain_for(home: str, job_id: str | None, cwd: str | None) -> str | None:
     if job_id:
         return job_domain(home, job_id)
     if cwd:
-        wt_root = os.path.join(home, "worktrees") + os.sep
+        wt_root = os.path.join(home, layout.WORKTREES) + os.sep
         for c in {os.path.abspath(cwd), os.path.realpath(cwd)}:
             for root in {wt_root, os.path.realpath(wt_root.rstrip(os.sep)) + os.sep}:
                 if c.startswith(root):
                     x = c[len(root):].split(os.sep, 1)[0]
-                    if x and os.path.isdir(os.path.join(home, "jobs", x)):
+                    if x and os.path.isdir(os.path.join(home, layout.JOBS, x)):
                         return job_domain(home, x)
         return lane_domain(home, cwd)
     return None
-
-
-def job_domain(home: str, job_id: str) -> str | None:
-    if not job_id or "/" in job_id or job_id in (".", ".."):
-        return None
-    d = os.path.join(home, "jobs", job_id)
-    try:
-        with open(os.path.join(d, "state.json"), "rb") as f:
-            state = json.loads(f.read())
-        if isinstance(state, dict) and isinstance(state.get("domain"), str) and state["domain"]:
-            return str(state["domain"])
-    except (OSError, ValueError):
-        pass
-    try:
-        with open(os.path.join(d, "task.yaml"), encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("domain:"):
-                    value = _scalar(line[len("domain:"):])
-                    return value or None
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
-
-
-def _scalar(text: str) -> str:
-    """A plain or quoted YAML scalar on one line, trailing comment removed."""
-    text = text.strip()
-    if text[:1] in ("'", '"'):
-        q = text[0]
-        end = text.find(q, 1)
-        return text[1:end] if end > 0 else text[1:]
-    if " #" in text:
-        text = text[: text.index(" #")]
-    text = text.strip()
-    return "" if text in ("null", "~") else text
-
-
-def read_lanes(home: str) -> dict[str, dict[str, str]]:
-    """zen.yaml `lanes:` as {name: {key: value}} (scalars only), read without ruamel."""
-    try:
-        with open(os.path.join(home, "zen.yaml"), encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError):
-        return {}
-    lanes: dict[str, dict[str, str]] = {}
-    inside = False
-    name_indent: int | None = None
-    current: dict[str, str] | None = None
-    pending: tuple[str, int] | None = None
-    for raw in lines:
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        if indent == 0:
-            if inside:
-                break
-            if raw.startswith("lanes:"):
-                rest = _scalar(raw[len("lanes:"):])
-                if rest in ("", "{}"):
-                    inside = True
-                    continue
-                return _lanes_ruamel(home)        # flow style: let the real parser read it
-            continue
-        if not inside:
-            continue
-        if name_indent is None:
-            name_indent = indent
-        if indent == name_indent:
-            pending = None
-            key, sep, _ = stripped.partition(":")
-            if not sep:
-                return _lanes_ruamel(home)
-            current = lanes.setdefault(_scalar(key), {})
-        elif current is not None:
-            if pending is not None and indent > pending[1]:
-                # a long scalar that the writer moved to the next line(s)
-                prev = current.get(pending[0], "")
-                current[pending[0]] = (prev + " " + _scalar(stripped)).strip()
-                continue
-            key, sep, value = stripped.partition(":")
-            if sep and (not value or value[0] in " \t"):
-                current[key.strip()] = _scalar(value)
-                pending = (key.strip(), indent) if not value.strip() else None
-            else:
-                pending = None
-    return lanes
-
-
-def _lanes_ruamel(home: str) -> dict[str, dict[str, str]]:
-    try:
-        from ruamel.yaml import YAML
-
-        with open(os.path.join(home, "zen.yaml"), encoding="utf-8") as f:
-            data = YAML(typ="safe", pure=True).load(f.read())
-        lanes = (data or {}).get("lanes") or {}
-        return {str(n): {str(k): str(v) for k, v in (s or {}).items()} for n, s in lanes.items()}
-    except Exception:
-        return {}
 
 
 def lane_domain(home: str, cwd: str) -> str | None:

@@ -15,12 +15,13 @@ from fnmatch import fnmatchcase
 
 from zen.guard import defaults
 from zen.guard.shell import FOUND, UNK
+from zen.store import layout
 
 _GLOB = re.compile(r"[*?\[]")
 
 # Files in the zen home the guardian depends on: never written, deleted, moved or chmod-ed.
-HOME_PROTECTED = ("policy", "control", "approvals", "evidence", "incidents", "zen.yaml",
-                  "logs/.guard-cache.json")
+HOME_PROTECTED = (layout.POLICY, layout.CONTROL, layout.APPROVALS, layout.EVIDENCE, layout.INCIDENTS,
+                  layout.CONFIG, f"{layout.LOGS}/{layout.GUARD_CACHE}")
 _SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
 _JOB_SETTINGS_RE = re.compile(r"^jobs/[^/]+/claude-settings\.json$")
 SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
@@ -149,7 +150,7 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
             p = h + "/" + name
             if under(path, p) or (subtree and under(p, path)):
                 return f"the guardian's own files ({name})"
-        if under(path, h + "/jobs"):
+        if under(path, h + "/" + layout.JOBS):
             rel = path[len(h) + 1:]
             if _JOB_SETTINGS_RE.match(rel) or (subtree and (rel == "jobs" or rel.count("/") <= 1)):
                 return "a job's hook registration (jobs/*/claude-settings.json)"

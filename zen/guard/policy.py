@@ -42,9 +42,10 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from zen.guard import defaults
+from zen.store import layout
 
 FORMAT = 1          # bump when the compiled JSON changes shape
-CACHE_NAME = ".guard-cache.json"
+CACHE_NAME = layout.GUARD_CACHE
 LEVELS = ("observe", "suggest", "act-and-report", "autonomous")
 APPROVAL_SWITCHES = ("file_deletes", "system_commands", "network_requests")
 HTTP_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
@@ -76,8 +77,9 @@ def _stat_key(path: str) -> list[Any]:
 
 
 def source_paths(home: str) -> list[str]:
-    paths = [os.path.join(home, "policy", "guardian.yaml"), os.path.join(home, "policy", "autonomy.yaml")]
-    inc = os.path.join(home, "incidents")
+    paths = [os.path.join(home, layout.POLICY, layout.GUARDIAN_POLICY),
+             os.path.join(home, layout.POLICY, layout.AUTONOMY_POLICY)]
+    inc = os.path.join(home, layout.INCIDENTS)
     try:
         names = sorted(n for n in os.listdir(inc) if n.endswith((".yaml", ".yml")) and not n.startswith("."))
     except (FileNotFoundError, NotADirectoryError):
@@ -91,7 +93,7 @@ def load_compiled(home: str | None) -> dict[str, Any]:
     if home is None:
         return {"v": FORMAT, "sources": [], "invalid": None, "policy": {}, "autonomy": DEFAULT_AUTONOMY}
     sources = [_stat_key(p) for p in source_paths(home)]
-    cache = os.path.join(home, "logs", CACHE_NAME)
+    cache = os.path.join(home, layout.LOGS, CACHE_NAME)
     try:
         with open(cache, "rb") as f:
             data = json.loads(f.read())
@@ -556,7 +558,7 @@ def integrations(home_root: Any) -> list[dict[str, Any]]:
     """The integration gates of a home's policy: name, base_url, methods, hosts, credential_env
     (the environment variable holding its credential, or None) and credential_file."""
     home = str(home_root)
-    path = os.path.join(home, "policy", "guardian.yaml")
+    path = os.path.join(home, layout.POLICY, layout.GUARDIAN_POLICY)
     policy = _compile_guardian(_read_yaml(home, path), _rel(home, path))
     out = []
     for name, spec in policy["integrations"].items():

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from zen.core import autonomy as rules
+from zen.core.events import FORMAT_VERSION, timestamp
+from zen.core.events import EventType as E
 from zen.core.ids import iso, utcnow
 from zen.core.model import JobStatus, Level
 from zen.errors import NotFound, ZenError
@@ -23,8 +25,6 @@ from zen.store import events as ev_store
 from zen.store.atomic import append_line, atomic_write, flocked
 from zen.store.home import Home
 from zen.store.jobs import JobStore
-
-POLICY = "autonomy.yaml"
 
 
 def _yaml() -> Any:
@@ -43,7 +43,7 @@ def load_policy(home: Home) -> Any:
     """policy/autonomy.yaml (a fresh copy; parsed again only when the file changed)."""
     import copy
 
-    path = home.policy / POLICY
+    path = home.autonomy_policy
     try:
         st = path.stat()
         key: tuple[object, ...] | None = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
@@ -98,7 +98,7 @@ def domains(home: Home, policy: Any) -> list[str]:
 
 
 def set_level(home: Home, domain: str, level: Level) -> None:
-    path = home.policy / POLICY
+    path = home.autonomy_policy
     with flocked(home.control / "autonomy.lock"):
         data = load_policy(home)
         if data.get("domains") is None:
@@ -115,7 +115,7 @@ def set_level(home: Home, domain: str, level: Level) -> None:
 
 
 def evidence_path(home: Home, domain: str) -> Path:
-    return home.evidence / f"{domain}.jsonl"
+    return home.evidence_file(domain)
 
 
 def read_evidence(home: Home, domain: str) -> list[dict[str, Any]]:
@@ -123,7 +123,7 @@ def read_evidence(home: Home, domain: str) -> list[dict[str, Any]]:
 
 
 def record_evidence(home: Home, domain: str, kind: str, **fields: Any) -> dict[str, Any]:
-    rec = {"v": 1, "ts": iso(utcnow()), "domain": domain, "kind": kind, "by": _who(), **fields}
+    rec = {"v": FORMAT_VERSION, "ts": timestamp(), "domain": domain, "kind": kind, "by": _who(), **fields}
     path = evidence_path(home, domain)
     with flocked(home.evidence / f".{domain}.lock"):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -220,7 +220,7 @@ def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None =
     if not accepted and not (correction and correction.strip()):
         raise ZenError("zen reject needs --correction \"what was wrong\": the correction is the evidence")
     for ev in store.events(job_id):
-        if ev.get("type") in ("review.accepted", "review.rejected"):
+        if ev.get("type") in (E.REVIEW_ACCEPTED, E.REVIEW_REJECTED):
             raise ZenError(f"job {job_id} already has a verdict ({ev['type'].split('.')[1]})")
     task = store.task(job_id)
     domain = task.domain or snap.domain or "code"
@@ -231,7 +231,7 @@ def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None =
     if correction:
         fields["correction"] = correction.strip()
     record_evidence(home, domain, kind, **fields)
-    store.append(job_id, "review.accepted" if accepted else "review.rejected", actor="human",
+    store.append(job_id, E.REVIEW_ACCEPTED if accepted else E.REVIEW_REJECTED, actor="human",
                  domain=domain, correction=correction)
     result: dict[str, Any] = {"job": job_id, "domain": domain, "verdict": kind, "level": level.label}
     if not accepted:
@@ -253,10 +253,10 @@ def engage_kill_switch(home: Home, reason: str | None) -> dict[str, Any]:
     text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in record.items())
     already = home.kill_file.exists()
     atomic_write(home.kill_file, text)
-    _control_log(home, "killswitch.engaged", **record)
+    _control_log(home, E.KILLSWITCH_ENGAGED, **record)
     store = JobStore(home)
     for job_id in live_jobs(home):
-        store.append(job_id, "killswitch.engaged", actor="human", reason=record["reason"], by=record["by"])
+        store.append(job_id, E.KILLSWITCH_ENGAGED, actor="human", reason=record["reason"], by=record["by"])
     return {**record, "already_engaged": already}
 
 
@@ -268,22 +268,16 @@ def release_kill_switch(home: Home) -> dict[str, Any]:
     from zen.store.atomic import fsync_dir
 
     fsync_dir(home.control)
-    _control_log(home, "killswitch.released", **record)
+    _control_log(home, E.KILLSWITCH_RELEASED, **record)
     store = JobStore(home)
     for job_id in live_jobs(home):
-        store.append(job_id, "killswitch.released", actor="human", by=record["by"])
+        store.append(job_id, E.KILLSWITCH_RELEASED, actor="human", by=record["by"])
     return record
 
 
 def _control_log(home: Home, etype: str, **fields: Any) -> None:
     """Home-wide control events (kill switch) go to logs/control.jsonl, append-only."""
-    line = json.dumps({"v": 1, "ts": iso(utcnow()), "type": etype, **fields}, separators=(",", ":"))
-    with flocked(home.logs / ".control.lock"):
-        fd = os.open(home.logs / "control.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            append_line(fd, line.encode() + b"\n")
-        finally:
-            os.close(fd)
+    ev_store.append_control(home, etype, **fields)
 
 
 __all__ = ["NotFound", "demote", "engage_kill_switch", "promote", "release_kill_switch", "show", "verdict"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.core.events import EventType as E
 from zen.core.model import JobSnapshot, JobStatus
 from zen.errors import ZenError
 from zen.store import events as ev_store
@@ -28,14 +29,13 @@ from zen.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
 
-AUTOHARVEST_LOCK = ".autoharvest.lock"
 
 
 # -- recording once -------------------------------------------------------------------------
 
 def _since_last_spawn(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for i in range(len(events) - 1, -1, -1):
-        if events[i].get("type") == "agent.spawned":
+        if events[i].get("type") == E.AGENT_SPAWNED:
             return events[i:]
     return events
 
@@ -46,10 +46,10 @@ def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor:
 
     def recorded(events: list[dict[str, Any]]) -> bool:
         recent = _since_last_spawn(events)
-        spawned = any(e.get("type") == "agent.spawned" for e in recent)
-        return not spawned or any(e.get("type") == "agent.exited" for e in recent)
+        spawned = any(e.get("type") == E.AGENT_SPAWNED for e in recent)
+        return not spawned or any(e.get("type") == E.AGENT_EXITED for e in recent)
 
-    return ev_store.append_unless(store.dir(job_id), job_id, "agent.exited", recorded, actor,
+    return ev_store.append_unless(store.dir(job_id), job_id, E.AGENT_EXITED, recorded, actor,
                                   exit_code=info.exit_code if info else None,
                                   signal=info.signal if info else None, **extra)
 
@@ -68,10 +68,10 @@ def harvest_after_exit(home: Home, job_id: str) -> dict[str, Any] | None:
     from zen.orchestration.harvest import harvest
 
     store = JobStore(home)
-    with flocked(store.dir(job_id) / AUTOHARVEST_LOCK):
+    with flocked(store.paths(job_id).autoharvest_lock):
         events = store.events(job_id)
-        last_exit = max((i for i, e in enumerate(events) if e.get("type") == "agent.exited"), default=-1)
-        if any(e.get("type") in ("harvest.done", "harvest.failed") for e in events[last_exit + 1:]):
+        last_exit = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_EXITED), default=-1)
+        if any(e.get("type") in (E.HARVEST_DONE, E.HARVEST_FAILED) for e in events[last_exit + 1:]):
             return None
         snap = store.snapshot(job_id)
         if not snap.worktree:
@@ -121,11 +121,8 @@ def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None =
     return info
 
 
-EXIT_FILE = "exit_code"
-
-
 def exit_file(home: Home, job_id: str) -> Path:
-    return home.job_dir(job_id) / EXIT_FILE
+    return home.job(job_id).exit_file
 
 
 def with_exit_file(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo | None:
@@ -181,12 +178,12 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, A
     info = _live_pane(tmux, job_id, snap)
     shown = text if len(text) <= 2000 else text[:2000] + "..."
     # recorded before typing, so the timeline reads input, then the work it caused
-    ev = store.append(job_id, "input.sent", actor="human", text=shown, chars=len(text),
+    ev = store.append(job_id, E.INPUT_SENT, actor="human", text=shown, chars=len(text),
                       forced=bool(force and snap.state is not JobStatus.waiting))
     try:
         tmux.send_text(info.pane_id, text)
     except ZenError as exc:
-        store.append(job_id, "input.failed", actor="human", reason=str(exc))
+        store.append(job_id, E.INPUT_FAILED, actor="human", reason=str(exc))
         raise
     return {"job": job_id, "seq": ev["seq"], "state": snap.state.value}
 
@@ -230,7 +227,7 @@ def finish(home: Home, ref: str) -> dict[str, Any]:
     if snap.state is JobStatus.queued:
         raise ZenError(f"job {job_id} has not started yet (zen cancel {job_id} drops it)")
     # recorded first, like job.cancelled: whoever records the exit, the timeline says a human asked
-    store.append(job_id, "finish.requested", actor="human")
+    store.append(job_id, E.FINISH_REQUESTED, actor="human")
     keys = None
     with contextlib.suppress(ZenError):
         keys = get_adapter(snap.agent or "cmd").exit_keys
@@ -269,7 +266,7 @@ def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
-    store.append(job_id, "job.cancelled", actor="human", reason=reason or "cancelled by a human")
+    store.append(job_id, E.JOB_CANCELLED, actor="human", reason=reason or "cancelled by a human")
     if snap.state is JobStatus.queued and not snap.tmux_session:
         return {"job": job_id, "state": "cancelled", "exit_code": None, "harvest": None}
     return stop_job(home, job_id, grace_s=_grace(home), actor="human", reason="cancel")
@@ -332,7 +329,7 @@ def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> lis
             if ref is not None:
                 raise
             continue
-        store.append(job_id, "worktree.removed", actor="human", path=str(wt))
+        store.append(job_id, E.WORKTREE_REMOVED, actor="human", path=str(wt))
         done.append({"job": job_id, "worktree": str(wt), "review_branch": snap.review_branch})
     return done
 
@@ -352,9 +349,7 @@ def strip_ansi(text: str) -> str:
 
 
 def pane_log(home: Home, job_id: str) -> Path:
-    from zen.orchestration.spawn import PANE_LOG
-
-    return home.job_dir(job_id) / PANE_LOG
+    return home.job(job_id).pane_log
 
 
 def screen(home: Home, ref: str) -> str:

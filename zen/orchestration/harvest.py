@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.adapters import git as g
+from zen.core.events import EventType as E
 from zen.errors import GitError, ZenError
 from zen.store.atomic import atomic_write, flocked
 from zen.store.home import Home
@@ -21,7 +22,6 @@ from zen.store.jobs import JobStore
 log = logging.getLogger(__name__)
 
 REVIEW_PREFIX = "zen/review/"
-REVIEW_FILE = "review.md"
 
 
 def review_branch(job_id: str) -> str:
@@ -36,16 +36,15 @@ def harvest(home: Home, job_id: str, *, make_branch: bool = True) -> dict[str, A
     Raises ZenError (after recording `harvest.failed`) when it cannot be done.
     """
     store = JobStore(home)
-    job_dir = store.dir(job_id)
-    with flocked(job_dir / ".harvest.lock"):  # the supervisor and `zen harvest` may race
+    with flocked(store.paths(job_id).harvest_lock):  # the supervisor and `zen harvest` may race
         try:
             result = _harvest(home, store, job_id, make_branch)
         except ZenError as exc:
-            store.append(job_id, "harvest.failed", actor="harvest", reason=str(exc))
+            store.append(job_id, E.HARVEST_FAILED, actor="harvest", reason=str(exc))
             raise
         fields = {k: result[k] for k in ("branch", "commit", "files", "insertions", "deletions",
                                          "clean_merge")}
-        store.append(job_id, "harvest.done", actor="harvest", **fields,
+        store.append(job_id, E.HARVEST_DONE, actor="harvest", **fields,
                      head=result["head"], base_commit=result["base_commit"],
                      snapshot=result["snapshot"], observe=not make_branch)
         return result
@@ -97,13 +96,13 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
         "clean_merge": clean,
         "conflicts": conflicts,
         "worktree": str(worktree),
-        "review": str(store.dir(job_id) / REVIEW_FILE),
+        "review": str(store.paths(job_id).review),
         # act-and-report: every action beyond the worktree the guardian let through, for review
         "reported": [{"rule": e.get("rule"), "command": e.get("command") or e.get("file_path"), "ts": e.get("ts")}
                      for e in store.events(job_id)
-                     if e.get("type") == "guard.allowed" and str(e.get("rule", "")).startswith("report.")],
+                     if e.get("type") == E.GUARD_ALLOWED and str(e.get("rule", "")).startswith("report.")],
     }
-    atomic_write(store.dir(job_id) / REVIEW_FILE, render_review(result, task.name, task.prompt))
+    atomic_write(store.paths(job_id).review, render_review(result, task.name, task.prompt))
     return result
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from zen.adapters.watch import FileEvents
 from zen.core import states
+from zen.core.events import EventType as E
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import JobSnapshot, JobStatus
 from zen.errors import ZenError
@@ -43,16 +44,16 @@ from zen.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
 
-SENT = "notify.sent"
-FAILED = "notify.failed"
+SENT = E.NOTIFY_SENT
+FAILED = E.NOTIFY_FAILED
 NEEDS_HUMAN = ("question", "approval", "dialog", "limit")
 END_MAX_AGE_S = 3600.0       # an end older than this (e.g. before notifications were set up) is old news
 SWEEP_S = 30.0               # without file events, how often live jobs are looked at
 COMMAND_TIMEOUT_S = 10.0
 IDLE_SETTLE_S = 1.5          # an idle wait is announced once it has lasted this long
 # the events after which a notice can be due (the others never make one)
-TRIGGERS = frozenset({"turn.waiting", "agent.exited", "harvest.done", "harvest.failed", "job.failed",
-                      "job.cancelled"})
+TRIGGERS = frozenset({E.TURN_WAITING, E.AGENT_EXITED, E.HARVEST_DONE, E.HARVEST_FAILED, E.JOB_FAILED,
+                      E.JOB_CANCELLED})
 
 
 @dataclass(frozen=True)
@@ -104,20 +105,20 @@ def due(events: list[dict[str, Any]], *, reasons: Iterable[str] = (*NEEDS_HUMAN,
         if snap.state is JobStatus.waiting:
             if before is not JobStatus.waiting or wait_start is None:
                 wait_start, wait = seq, None
-            if etype == "turn.waiting" and wait is None and _notifiable_wait(ev, reasons):
+            if etype == E.TURN_WAITING and wait is None and _notifiable_wait(ev, reasons):
                 wait = Notice(job, snap.name or job, "waiting", wait_start, str(ev.get("reason") or "idle"),
                               str(ev.get("ts") or ""))
-            if etype == "input.sent":  # answered: whatever comes next is a new wait
+            if etype == E.INPUT_SENT:  # answered: whatever comes next is a new wait
                 wait_start, wait = None, None
         else:
             wait_start, wait = None, None
-        if etype in ("job.cancelled", "agent.exited", "finish.requested") and ev.get("actor") == "human":
+        if etype in (E.JOB_CANCELLED, E.AGENT_EXITED, E.FINISH_REQUESTED) and ev.get("actor") == "human":
             by_human = True
-        elif etype == "agent.spawned":
+        elif etype == E.AGENT_SPAWNED:
             by_human, end = False, None
-        ended_now = snap.state.final or (snap.state is JobStatus.exited and etype == "harvest.failed")
+        ended_now = snap.state.final or (snap.state is JobStatus.exited and etype == E.HARVEST_FAILED)
         if ended_now and end is None:
-            state = "harvest failed" if etype == "harvest.failed" else snap.state.value
+            state = "harvest failed" if etype == E.HARVEST_FAILED else snap.state.value
             end = Notice(job, snap.name or job, "ended", seq, state, str(ev.get("ts") or ""))
     if snap.state.live:
         return wait if wait is not None and ("waiting", wait.for_seq) not in sent else None

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from zen.orchestration.control import strip_ansi
-from zen.orchestration.spawn import PANE_LOG
+from zen.store.layout import PANE_LOG
 
 TAIL_BYTES = 8192
 MAX_CHARS = 200

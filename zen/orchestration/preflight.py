@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zen.store.home import SUBDIRS, Home
+from zen.store.home import Home
+from zen.store.layout import SUBDIRS
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
 # The hook must deny this (a credential store read plus a home-wide delete) and allow that.
@@ -103,7 +104,7 @@ def _layout(home: Home, report: Report) -> None:
 
 
 def _policy(home: Home, report: Report) -> None:
-    path = home.policy / "guardian.yaml"
+    path = home.guardian_policy
     try:
         from zen.guard.policy import load_policy_errors
     except ImportError:
@@ -257,7 +258,7 @@ def _heartbeat(home: Home, report: Report) -> None:
     from zen.orchestration.status import supervisor_pid
 
     pid = supervisor_pid(home)
-    beat = home.control / "heartbeat"
+    beat = home.heartbeat
     if pid is None:
         report.add("supervisor", WARN, "no supervisor is running (zen supervise --detach); tasks wait in the spool")
         return

@@ -26,7 +26,7 @@ def pending_tasks(home: Home) -> list[dict[str, Any]]:
 def _state_name(home: Home, job_id: str) -> tuple[str, str]:
     """(name, state) from state.json without validating the whole snapshot (fast path)."""
     try:
-        raw = json.loads((home.job_dir(job_id) / "state.json").read_text())
+        raw = json.loads(home.job(job_id).state.read_text())
         return str(raw.get("name") or ""), str(raw.get("state") or "")
     except (OSError, ValueError):
         return "", ""

@@ -9,13 +9,11 @@ from typing import Any
 
 from zen.core import schedule as core
 from zen.core.ids import parse_iso
-from zen.core.model import JobSnapshot, JobStatus
+from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
-
-BREAKER = "breaker.json"
 
 
 def _epoch(ts: str | None) -> float | None:
@@ -71,7 +69,7 @@ def dep_states(home: Home, queued: list[core.Queued], known: dict[str, JobSnapsh
 
 def load_breaker(home: Home) -> dict[str, Any]:
     try:
-        data = json.loads((home.control / BREAKER).read_text())
+        data = json.loads(home.breaker.read_text())
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -89,8 +87,8 @@ def breaker_until(home: Home, cfg: Config, now: float) -> float | None:
 def try_automatic_start(home: Home, cfg: Config, now: float) -> bool:
     """May one more piece of automatic work start now? Counts it when yes; when it would go
     over the limit, opens the breaker for the hold period and says no."""
-    path = home.control / BREAKER
-    with flocked(home.control / ".breaker.lock"):
+    path = home.breaker
+    with flocked(home.breaker_lock):
         data = load_breaker(home)
         window = cfg.seconds("breaker", "window")
         limit = int(cfg.get("breaker", "max_automatic"))
@@ -104,7 +102,7 @@ def try_automatic_start(home: Home, cfg: Config, now: float) -> bool:
             until = None
         else:
             until = now + cfg.seconds("breaker", "hold")
-        atomic_write(path, json.dumps({"v": 1, "automatic_starts": starts, "open_until": until}) + "\n",
+        atomic_write(path, json.dumps({"v": CONTROL_VERSION, "automatic_starts": starts, "open_until": until}) + "\n",
                      durable=False)
     return allowed
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from zen.adapters import git as g
 from zen.adapters.tmux import Tmux
+from zen.core.events import EventType as E
 from zen.core.model import Task
 from zen.errors import ZenError
 from zen.orchestration import handoff
@@ -26,11 +27,10 @@ from zen.store.atomic import atomic_write
 from zen.store.config import Config, lane_path
 from zen.store.home import Home
 from zen.store.jobs import JobStore
+from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP
 
 log = logging.getLogger(__name__)
 
-HANDOFF = "handoff.md"
-PANE_LOG = "pane.log"
 SETUP_TAIL = 2000
 
 
@@ -131,7 +131,7 @@ def prepare(home: Home, cfg: Config, store: JobStore, job_id: str) -> dict[str, 
         base_commit = g.add_worktree(repo, worktree, branch, base)
     except ZenError as exc:
         raise SpawnError(str(exc)) from None
-    store.append(job_id, "worktree.created", path=str(worktree), branch=branch, base_commit=base_commit,
+    store.append(job_id, E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit,
                  base=base, lane=lane)
     return after_worktree(home, cfg, store, job_id, task=task, lane=lane, repo=repo, spec=spec,
                           worktree=worktree, branch=branch, base_commit=base_commit)
@@ -139,27 +139,27 @@ def prepare(home: Home, cfg: Config, store: JobStore, job_id: str) -> dict[str, 
 
 def after_worktree(home: Home, cfg: Config, store: JobStore, job_id: str, *, task: Task, lane: str,
                    repo: Path, spec: dict[str, Any], worktree: Path, branch: str, base_commit: str) -> dict[str, Any]:
-    tmpdir = g.make_private_dir(worktree, ".zen-tmp")
+    tmpdir = g.make_private_dir(worktree, WORKTREE_TMP)
     # Each private dir holds a `*` .gitignore (git.make_private_dir), which keeps the agent's
     # `git status` clean. Not info/exclude as well: git then refuses the harvest's pathspecs.
-    g.make_private_dir(worktree, ".zen")
+    g.make_private_dir(worktree, WORKTREE_PRIVATE)
     env = agent_env(cfg, task.agent.value)
     env.update(job_env(home, job_id, task, worktree, tmpdir))
     setup = spec.get("setup")
     if setup:
         code, tail = run_setup(worktree, str(setup), env)
         if code != 0:
-            store.append(job_id, "setup.failed", command=str(setup), exit_code=code, output=tail)
+            store.append(job_id, E.SETUP_FAILED, command=str(setup), exit_code=code, output=tail)
             raise SpawnError(f"the lane's setup command `{setup}` failed with exit code {code}")
-        store.append(job_id, "setup.done", command=str(setup), exit_code=0, output=tail[-500:])
+        store.append(job_id, E.SETUP_DONE, command=str(setup), exit_code=0, output=tail[-500:])
     includes = [str(p) for p in spec.get("include") or []]
     if includes:
         copied, missing = copy_includes(repo, worktree, includes)
-        store.append(job_id, "files.included", files=copied, missing=missing)
+        store.append(job_id, E.FILES_INCLUDED, files=copied, missing=missing)
     level = _level(home, task.domain)
     text = handoff.render(task, job_id=job_id, lane=lane, repo=repo, worktree=worktree, branch=branch,
                           base_commit=base_commit, level=level, home=home)
-    atomic_write(store.dir(job_id) / HANDOFF, text)
+    atomic_write(store.paths(job_id).handoff, text)
     return {"worktree": worktree, "env": env, "task": task}
 
 
@@ -169,7 +169,7 @@ def job_env(home: Home, job_id: str, task: Task, worktree: Path, tmpdir: Path) -
         "ZEN_JOB_ID": job_id,
         "ZEN_WORKTREE": str(worktree),
         "ZEN_PROMPT": task.prompt,
-        "ZEN_HANDOFF": str(home.job_dir(job_id) / HANDOFF),
+        "ZEN_HANDOFF": str(home.job(job_id).handoff),
         "TMPDIR": str(tmpdir),
     }
 
@@ -181,9 +181,9 @@ def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *,
     from zen.agents.base import LaunchContext
 
     adapter = get_adapter(task.agent.value)
-    job_dir = store.dir(job_id)
-    ctx = LaunchContext(home=home.root, job_id=job_id, job_dir=job_dir, worktree=worktree,
-                        handoff=job_dir / HANDOFF, task=task, zen_argv=zen_argv(),
+    paths = store.paths(job_id)
+    ctx = LaunchContext(home=home.root, job_id=job_id, job_dir=paths.dir, worktree=worktree,
+                        handoff=paths.handoff, task=task, zen_argv=zen_argv(),
                         settings=cfg.agent_settings(task.agent.value))
     spec = adapter.launch(ctx)
     for path, content in spec.files.items():
@@ -194,12 +194,10 @@ def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *,
     session = session_name(job_id)
     if tmux.has_session(session):  # a launch cut short by a crash: redo it in place
         tmux.kill_session(session)
-    from zen.orchestration.control import EXIT_FILE
-
-    (job_dir / EXIT_FILE).unlink(missing_ok=True)
-    info = tmux.start_pane(session, worktree, list(spec.argv), full_env, job_dir / PANE_LOG,
-                           exit_path=job_dir / EXIT_FILE)
-    store.append(job_id, "agent.spawned", session=session, target=info.pane_id, pid=info.pid,
+    paths.exit_file.unlink(missing_ok=True)
+    info = tmux.start_pane(session, worktree, list(spec.argv), full_env, paths.pane_log,
+                           exit_path=paths.exit_file)
+    store.append(job_id, E.AGENT_SPAWNED, session=session, target=info.pane_id, pid=info.pid,
                  argv=list(spec.argv), socket=tmux.socket)
     return {"session": session, "target": info.pane_id, "initial_input": getattr(spec, "initial_input", None)}
 
@@ -213,11 +211,11 @@ def run_preflight(home: Home, cfg: Config, store: JobStore, job_id: str) -> None
     task = store.task(job_id)
     report = preflight.for_spawn(home, task.lane, hook_settings(zen_argv()))
     if not report.ok:
-        store.append(job_id, "preflight.failed", report=report.as_dict()["checks"])
+        store.append(job_id, E.PREFLIGHT_FAILED, report=report.as_dict()["checks"])
         first = report.failures[0]
         raise SpawnError(f"preflight failed: {first.name}: {first.message}")
     warnings = [c.as_dict() for c in report.checks if c.status == preflight.WARN]
-    store.append(job_id, "preflight.passed", warnings=warnings)
+    store.append(job_id, E.PREFLIGHT_PASSED, warnings=warnings)
 
 
 def spawn(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) -> dict[str, Any]:
@@ -237,11 +235,11 @@ def resume(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str) ->
     if not worktree.is_dir():
         raise SpawnError(f"the worktree {worktree} vanished before the agent started")
     types = {e.get("type") for e in store.events(job_id)}
-    if "setup.failed" in types:
+    if E.SETUP_FAILED in types:
         raise SpawnError("the lane's setup command failed")
     env = agent_env(cfg, task.agent.value)
-    env.update(job_env(home, job_id, task, worktree, worktree / ".zen-tmp"))
-    if not (store.dir(job_id) / HANDOFF).exists() or ("setup.done" not in types and spec.get("setup")):
+    env.update(job_env(home, job_id, task, worktree, worktree / WORKTREE_TMP))
+    if not store.paths(job_id).handoff.exists() or (E.SETUP_DONE not in types and spec.get("setup")):
         after_worktree(home, cfg, store, job_id, task=task, lane=lane, repo=repo, spec=spec, worktree=worktree,
                        branch=snap.branch or branch_name(job_id), base_commit=snap.base_commit or "HEAD")
     return launch(home, cfg, store, tmux, job_id, worktree=worktree, env=env, task=task)

@@ -27,22 +27,26 @@ from typing import Any
 
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
 from zen.adapters.watch import SpoolWatch
-from zen.core.ids import iso, parse_iso, utcnow
-from zen.core.model import JobSnapshot, JobStatus
+from zen.agents import get_adapter
+from zen.core import schedule as core_schedule
+from zen.core.events import EventType as E
+from zen.core.events import timestamp
+from zen.core.ids import iso, parse_iso
+from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.core.turns import WAITING, WORKING, TurnDetector
 from zen.errors import InvalidTask, ZenError
-from zen.orchestration import control, spawn
+from zen.orchestration import control, schedule, spawn
 from zen.orchestration.notify import Notifier
+from zen.orchestration.status import supervisor_pid
 from zen.store import events as ev_store
 from zen.store import spool
-from zen.store.atomic import append_line, atomic_write, flocked
+from zen.store.atomic import atomic_write
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT = "heartbeat"
 SCREEN_EVERY_S = 1.0
 
 
@@ -62,8 +66,6 @@ def take_lock(home: Home) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        from zen.orchestration.status import supervisor_pid
-
         pid = supervisor_pid(home)
         raise AlreadyRunning(f"a supervisor is already running for {home.root} (pid {pid}); "
                              "zen supervise --stop stops it") from None
@@ -120,7 +122,7 @@ class Supervisor:
     # -- life cycle ---------------------------------------------------------------------------
     def run(self) -> int:
         self._lock_fd = take_lock(self.home)
-        self._control("supervisor.started", pid=os.getpid())
+        self._control(E.SUPERVISOR_STARTED, pid=os.getpid())
         log.info("supervisor started for %s (pid %d)", self.home.root, os.getpid())
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -144,7 +146,7 @@ class Supervisor:
             self.notifier.stop()
             for s, h in old.items():
                 signal.signal(s, h)
-            self._control("supervisor.stopped", pid=os.getpid(),
+            self._control(E.SUPERVISOR_STOPPED, pid=os.getpid(),
                           live_agents=len(self.tracked), why="signal" if self.stopping else "once")
             log.info("supervisor stopped; %d agents keep running", len(self.tracked))
             self.heartbeat(stopped=True)
@@ -180,24 +182,17 @@ class Supervisor:
         if not stopped and now - self._last_beat < 1.0:
             return
         self._last_beat = now
-        data = {"v": 1, "ts": iso(utcnow()), "pid": os.getpid(), "live": len(self.tracked),
+        data = {"v": CONTROL_VERSION, "ts": timestamp(), "pid": os.getpid(), "live": len(self.tracked),
                 "queued": len(self.queued), "stopped": stopped}
         with contextlib.suppress(OSError):
-            atomic_write(self.home.control / HEARTBEAT, json.dumps(data) + "\n", durable=False)
+            atomic_write(self.home.heartbeat, json.dumps(data) + "\n", durable=False)
 
     def _control(self, etype: str, **fields: Any) -> None:
         """Home-wide supervisor events go to logs/control.jsonl (append-only), not a job timeline."""
-        line = json.dumps({"v": 1, "ts": iso(utcnow()), "type": etype, **fields}, separators=(",", ":"))
         try:
-            self.home.logs.mkdir(parents=True, exist_ok=True)
-            with flocked(self.home.logs / ".control.lock"):
-                fd = os.open(self.home.logs / "control.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    append_line(fd, line.encode() + b"\n")
-                finally:
-                    os.close(fd)
+            ev_store.append_control(self.home, etype, **fields)
         except OSError:
-            log.exception("cannot write logs/control.jsonl")
+            log.exception("cannot write %s", self.home.control_log)
 
     # -- intake -----------------------------------------------------------------------------------
     def intake(self) -> None:
@@ -236,8 +231,8 @@ class Supervisor:
     def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
         events = self.store.events(job_id)
         snap = self.store.snapshot(job_id)
-        last_spawn = max((i for i, e in enumerate(events) if e.get("type") == "agent.spawned"), default=-1)
-        if last_spawn >= 0 and not any(e.get("type") == "agent.exited" for e in events[last_spawn:]):
+        last_spawn = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_SPAWNED), default=-1)
+        if last_spawn >= 0 and not any(e.get("type") == E.AGENT_EXITED for e in events[last_spawn:]):
             session = str(events[last_spawn].get("session") or spawn.session_name(job_id))
             info = panes.get(session)
             if info is None or info.dead:
@@ -263,8 +258,6 @@ class Supervisor:
         """Start what the plan says may start; fail jobs whose dependencies can never be met."""
         if not self.queued:
             return
-        from zen.orchestration import schedule
-
         snaps = []
         for job_id in sorted(self.queued):
             snap = self.store.snapshot(job_id)
@@ -279,14 +272,14 @@ class Supervisor:
         queued, deps, _ = schedule.facts(self.home, snaps)
         automatic = {q.id for q in queued if q.automatic}
         now = time.time()
-        plan = schedule.core.plan(queued, deps, running=len(self.tracked), max_concurrent=self.max_concurrent,
+        plan = core_schedule.plan(queued, deps, running=len(self.tracked), max_concurrent=self.max_concurrent,
                                   breaker_until=schedule.breaker_until(self.home, self.cfg, now), now=now)
         for d in plan:
             if self.stopping:
                 return
             if d.action == "fail":
                 self.queued.discard(d.job)
-                self.store.append(d.job, "job.failed", reason=d.why)
+                self.store.append(d.job, E.JOB_FAILED, reason=d.why)
                 self.store.snapshot(d.job)
             elif d.action == "start":
                 if d.job in automatic and not schedule.try_automatic_start(self.home, self.cfg, time.time()):
@@ -317,25 +310,23 @@ class Supervisor:
     def _fail_start(self, job_id: str, reason: str) -> None:
         self.tmux.kill_session(spawn.session_name(job_id))
         if not self._retry(job_id, reason):
-            self.store.append(job_id, "job.failed", reason=reason)
+            self.store.append(job_id, E.JOB_FAILED, reason=reason)
         self.store.snapshot(job_id)
 
     def _retry(self, job_id: str, reason: str) -> bool:
         """Schedule another start with exponential backoff if the task has retries left."""
-        from zen.core.schedule import backoff_s
-
         try:
             task = self.store.task(job_id)
         except ZenError:
             return False
-        done = sum(1 for e in self.store.events(job_id) if e.get("type") == "retry.scheduled")
+        done = sum(1 for e in self.store.events(job_id) if e.get("type") == E.RETRY_SCHEDULED)
         if done >= task.max_retries:
             return False
-        delay = backoff_s(done + 1, base_s=self.cfg.seconds("retry", "backoff_base"),
+        delay = core_schedule.backoff_s(done + 1, base_s=self.cfg.seconds("retry", "backoff_base"),
                           factor=float(self.cfg.get("retry", "backoff_factor")),
                           cap_s=self.cfg.seconds("retry", "backoff_cap"))
         at = iso(datetime.fromtimestamp(time.time() + delay, UTC))
-        self.store.append(job_id, "retry.scheduled", attempt=done + 1, of=task.max_retries,
+        self.store.append(job_id, E.RETRY_SCHEDULED, attempt=done + 1, of=task.max_retries,
                           delay_s=round(delay, 3), at=at, reason=reason)
         self.queued.add(job_id)
         log.info("job %s: retry %d of %d in %.1fs (%s)", job_id, done + 1, task.max_retries, delay, reason)
@@ -346,9 +337,9 @@ class Supervisor:
         if info is None or (info.exit_code in (0, None) and info.signal is None):
             return None
         events = self.store.events(job_id)
-        spawned = max((i for i, e in enumerate(events) if e.get("type") == "agent.spawned"), default=-1)
+        spawned = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_SPAWNED), default=-1)
         later = {e.get("type") for e in events[spawned + 1:]}
-        if spawned < 0 or later & {"turn.waiting", "input.sent", "job.cancelled", "job.timeout", "agent.exited"}:
+        if spawned < 0 or later & {E.TURN_WAITING, E.INPUT_SENT, E.JOB_CANCELLED, E.JOB_TIMEOUT, E.AGENT_EXITED}:
             return None
         how = f"code {info.exit_code}" if info.exit_code is not None else f"signal {info.signal}"
         return f"agent exited with {how} before its first turn"
@@ -359,7 +350,7 @@ class Supervisor:
         if why is not None:
             try:
                 retries_left = self.store.task(t.job_id).max_retries > sum(
-                    1 for e in self.store.events(t.job_id) if e.get("type") == "retry.scheduled")
+                    1 for e in self.store.events(t.job_id) if e.get("type") == E.RETRY_SCHEDULED)
             except ZenError:
                 retries_left = False
             if retries_left:
@@ -377,8 +368,6 @@ class Supervisor:
                     log.info("auto_cleanup kept %s: %s", t.job_id, exc)
 
     def _track(self, job_id: str, snap: JobSnapshot) -> None:
-        from zen.agents import get_adapter
-
         adapter = None
         with contextlib.suppress(Exception):
             adapter = get_adapter(snap.agent or "cmd")
@@ -396,7 +385,7 @@ class Supervisor:
             pass
         self.tracked[job_id] = Tracked(
             job_id=job_id, session=snap.tmux_session or spawn.session_name(job_id), detector=det,
-            offset=offset, log_path=self.store.dir(job_id) / spawn.PANE_LOG, adapter=adapter,
+            offset=offset, log_path=self.store.paths(job_id).pane_log, adapter=adapter,
             deadline=deadline, cancelled=snap.state in (JobStatus.cancelled, JobStatus.failed))
 
     # -- stepping live jobs -----------------------------------------------------------------------------------
@@ -419,17 +408,17 @@ class Supervisor:
         new, t.offset = ev_store.read_from(self.store.events_path(t.job_id), t.offset)
         for ev in new:
             etype = ev.get("type")
-            if etype in ("turn.waiting", "turn.working") and ev.get("actor") == "hook":
-                t.detector.hook(now, WAITING if etype == "turn.waiting" else WORKING, ev.get("reason"))
-            elif etype in ("guard.allowed", "guard.denied") and t.detector.state == WAITING:
+            if etype in (E.TURN_WAITING, E.TURN_WORKING) and ev.get("actor") == "hook":
+                t.detector.hook(now, WAITING if etype == E.TURN_WAITING else WORKING, ev.get("reason"))
+            elif etype in (E.GUARD_ALLOWED, E.GUARD_DENIED) and t.detector.state == WAITING:
                 # the agent is calling tools: it works, whatever the last hook said (e.g. a
                 # permission prompt answered in `zen attach`)
                 t.detector.input(now)
-            elif etype == "input.sent":
+            elif etype == E.INPUT_SENT:
                 t.detector.input(now)
-            elif etype in ("job.cancelled", "job.failed"):
+            elif etype in (E.JOB_CANCELLED, E.JOB_FAILED):
                 t.cancelled = True
-            elif etype == "agent.exited":
+            elif etype == E.AGENT_EXITED:
                 # someone else (zen cancel / finish, the kill switch) recorded the end
                 t.cancelled = True
         if new:
@@ -448,7 +437,7 @@ class Supervisor:
         wall = time.time()
         if t.kill_at is None and (t.cancelled or (t.deadline is not None and wall >= t.deadline)):
             if not t.cancelled:
-                self.store.append(t.job_id, "job.timeout", after_s=round(wall - (t.deadline or wall), 1))
+                self.store.append(t.job_id, E.JOB_TIMEOUT, after_s=round(wall - (t.deadline or wall), 1))
                 log.info("job %s: timeout; stopping the agent", t.job_id)
             signal_pane(info, signal.SIGTERM)
             t.kill_at = now + self.grace_s
@@ -484,7 +473,7 @@ class Supervisor:
             # the agent's first prompt goes in as typed input (aider cannot take it otherwise)
             text, t.initial_input = t.initial_input, None
             self.tmux.send_text(info.pane_id, text)
-            self.store.append(t.job_id, "input.sent", text=text[:2000], chars=len(text), initial=True)
+            self.store.append(t.job_id, E.INPUT_SENT, text=text[:2000], chars=len(text), initial=True)
             det.input(now)
             if tr is not None and tr.state == WAITING:
                 tr = None  # never recorded: it was waiting for exactly this input
@@ -494,7 +483,7 @@ class Supervisor:
             if tr.state == WAITING:
                 fields["reason"] = tr.reason
             # our own events come back through the tail as actor "supervisor" and are skipped there
-            self.store.append(t.job_id, f"turn.{tr.state}", **fields)
+            self.store.append(t.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING, **fields)
             self.store.snapshot(t.job_id)
 
 

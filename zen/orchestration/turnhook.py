@@ -1,7 +1,7 @@
 """`zen hook EVENT`: an agent's turn signals (Stop, Notification, ...) appended to its timeline.
 
-It runs on every agent turn, so it stays lean: stdlib json/os plus zen.store.events, nothing
-else (no typer, pydantic or ruamel). It never blocks or fails the agent: with no job context it
+It runs on every agent turn, so it stays lean: stdlib json/os plus zen.store.events, layout and
+readers and the zen.core event catalogue, nothing else (no typer, pydantic or ruamel). It never blocks or fails the agent: with no job context it
 does nothing, and whatever happens it exits 0 without a traceback.
 
     Stop                                  -> turn.waiting  idle (question if the last message asks)
@@ -21,6 +21,13 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from zen.core.events import Actor, EventType
+from zen.store import events
+from zen.store.layout import JobPaths
+from zen.store.readers import job_dir as job_dir_of
+
+E = EventType
 
 
 def _read_stdin() -> dict[str, Any]:
@@ -45,33 +52,33 @@ def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
     """(event type, fields) to record for one hook call, or None to record nothing."""
     if event == "Stop":
         reason = "question" if _asks(payload.get("last_assistant_message")) else "idle"
-        return "turn.waiting", {"reason": reason, "hook": event}
+        return E.TURN_WAITING, {"reason": reason, "hook": event}
     if event == "Notification":
         kind = payload.get("notification_type") or ""
         if kind == "permission_prompt":
-            return "turn.waiting", {"reason": "approval", "hook": event}
+            return E.TURN_WAITING, {"reason": "approval", "hook": event}
         if kind == "idle_prompt":
-            return "turn.waiting", {"reason": "idle", "hook": event}
+            return E.TURN_WAITING, {"reason": "idle", "hook": event}
         message = str(payload.get("message") or "")
         if "permission" in message.lower():
-            return "turn.waiting", {"reason": "approval", "hook": event}
+            return E.TURN_WAITING, {"reason": "approval", "hook": event}
         return None
     if event == "PermissionRequest":
         fields: dict[str, Any] = {"reason": "approval", "hook": event}
         if payload.get("tool_name"):
             fields["tool"] = str(payload["tool_name"])
-        return "turn.waiting", fields
+        return E.TURN_WAITING, fields
     if event == "UserPromptSubmit":
-        return "turn.working", {"hook": event}
+        return E.TURN_WORKING, {"hook": event}
     if event == "SessionEnd":
-        return "session.ended", {"hook": event, "why": str(payload.get("reason") or "")}
+        return E.SESSION_ENDED, {"hook": event, "why": str(payload.get("reason") or "")}
     if event == "codex-notify":
         if payload.get("type", "agent-turn-complete") != "agent-turn-complete":
             return None
         reason = "question" if _asks(payload.get("last-assistant-message")) else "idle"
-        return "turn.waiting", {"reason": reason, "hook": event}
+        return E.TURN_WAITING, {"reason": reason, "hook": event}
     if event == "aider-notify":
-        return "turn.waiting", {"reason": "idle", "hook": event}
+        return E.TURN_WAITING, {"reason": "idle", "hook": event}
     return None
 
 
@@ -117,27 +124,28 @@ def _main(argv: list[str]) -> int:
         payload = _read_stdin()
     home = os.environ.get("ZEN_HOME")
     job = os.environ.get("ZEN_JOB_ID")
-    if not home or not job or "/" in job or job.startswith("."):
+    found_dir = job_dir_of(home, job) if home and job else None
+    if found_dir is None or not home or not job:
         return 0
-    job_dir = Path(home) / "jobs" / job
-    if not (job_dir / "events.jsonl").is_file():
+    paths = JobPaths(found_dir)
+    if not paths.events.is_file():
         return 0
     found = translate(event, payload)
     if found is None:
         return 0
     etype, fields = found
-    last = _last_event(job_dir / "events.jsonl")
+    last = _last_event(paths.events)
     # A Notification(idle) right after the Stop that already said so adds nothing
-    if not (last and last.get("type") == etype and last.get("actor") == "hook"
-            and last.get("reason") == fields.get("reason") and etype != "session.ended"):
-        from zen.store import events
-
-        events.append(job_dir, job, etype, actor="hook", **fields)
+    if not (last and last.get("type") == etype and last.get("actor") == Actor.HOOK
+            and last.get("reason") == fields.get("reason") and etype != E.SESSION_ENDED):
+        events.append(paths.dir, job, etype, actor=Actor.HOOK, **fields)
     if event in ("Stop", "SessionEnd") and payload.get("transcript_path"):
         # token usage since the last usage event, read from Claude Code's transcript (after the
         # turn event, so turn.waiting is never held up by it)
-        from zen.agents import usage
+        from zen.agents import (
+            usage,  # only after a turn with a transcript: keeps every other call lean
+        )
 
-        usage.record(job_dir, job, str(payload["transcript_path"]), home=Path(home),
+        usage.record(paths.dir, job, str(payload["transcript_path"]), home=Path(home),
                      last_message=payload.get("last_assistant_message") if event == "Stop" else None)
     return 0

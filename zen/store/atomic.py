@@ -28,10 +28,7 @@ def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-") -> Path:
     fd, name = tempfile.mkstemp(dir=directory, prefix=prefix)
     try:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would make every published file private
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -75,12 +72,17 @@ def create_exclusive(path: Path, data: bytes | str) -> bool:
     return True
 
 
-def append_line(fd: int, line: bytes) -> None:
-    """One write of one whole line, then fsync. The caller holds the file's lock."""
-    view = memoryview(line)
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` (os.write may write less than asked)."""
+    view = memoryview(data)
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+def append_line(fd: int, line: bytes) -> None:
+    """One write of one whole line, then fsync. The caller holds the file's lock."""
+    write_all(fd, line)
     os.fsync(fd)
 
 

@@ -8,23 +8,22 @@ flock, reads the last seq, and writes one fsynced line; `seq` stays gap-free. A 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from zen.store.atomic import append_line, flocked
+from zen.core.events import Actor, home_event, job_event
+from zen.store.atomic import append_line, flocked, write_all
+from zen.store.layout import EVENTS, EVENTS_LOCK, Home
 
-EVENTS = "events.jsonl"
-LOCK = ".lock"
+LOCK = EVENTS_LOCK
 _TAIL = 65536
 
-
-def now_iso() -> str:
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+__all__ = ["EVENTS", "LOCK", "append", "append_control", "append_line_to", "append_unless", "last_seq",
+           "read_events", "read_events_any", "read_from"]
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
@@ -64,7 +63,7 @@ def last_seq(path: Path) -> tuple[int, bool]:
     return 0, torn
 
 
-def append(job_dir: Path, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
+def append(job_dir: Path, job_id: str, etype: str, actor: str = Actor.SUPERVISOR, **fields: Any) -> dict[str, Any]:
     """Append one event and return it with its seq. Durable when this returns."""
     ev = append_unless(job_dir, job_id, etype, None, actor, **fields)
     assert ev is not None
@@ -72,7 +71,7 @@ def append(job_dir: Path, job_id: str, etype: str, actor: str = "supervisor", **
 
 
 def append_unless(job_dir: Path, job_id: str, etype: str,
-                  skip: Callable[[list[dict[str, Any]]], bool] | None, actor: str = "supervisor",
+                  skip: Callable[[list[dict[str, Any]]], bool] | None, actor: str = Actor.SUPERVISOR,
                   **fields: Any) -> dict[str, Any] | None:
     """Append one event unless `skip(events so far)` says it is already recorded, deciding and
     writing under the job's lock, so two processes can never both record the same thing."""
@@ -81,9 +80,7 @@ def append_unless(job_dir: Path, job_id: str, etype: str,
         if skip is not None and skip(list(read_events(path))):
             return None
         seq, torn = last_seq(path)
-        ev: dict[str, Any] = {"v": 1, "seq": seq + 1, "ts": now_iso(), "job": job_id, "type": etype,
-                              "actor": actor}
-        ev.update(fields)
+        ev = job_event(seq + 1, job_id, etype, actor, fields)
         line = json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n"
         if torn:
             line = b"\n" + line
@@ -143,3 +140,26 @@ def read_events_any(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(rec, dict):
                 yield rec
+
+
+def append_line_to(path: Path, rec: dict[str, Any], lock: Path | None = None, *, durable: bool = True) -> None:
+    """One JSON line appended to an append-only log with a single write, fsynced when `durable`
+    (under `lock` when given; O_APPEND alone keeps concurrent whole lines apart)."""
+    line = json.dumps(rec, separators=(",", ":"), ensure_ascii=False, default=str).encode() + b"\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with flocked(lock) if lock is not None else contextlib.nullcontext():
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if durable:
+                append_line(fd, line)
+            else:
+                write_all(fd, line)
+        finally:
+            os.close(fd)
+
+
+def append_control(home: Home, etype: str, **fields: Any) -> dict[str, Any]:
+    """A home-wide event (supervisor start/stop, kill switch) appended to logs/control.jsonl."""
+    rec = home_event(etype, fields)
+    append_line_to(home.control_log, rec, lock=home.control_log_lock)
+    return rec

@@ -1,144 +1,44 @@
-"""The home: where it is, what is in it, and how a new one is laid out (DESIGN sections 1 and 2)."""
+"""The home: where it is, and how a new one is laid out (DESIGN sections 1 and 2).
+
+The names of its parts are in zen.store.layout (`Home` is defined there and re-exported here);
+finding it is zen.store.readers.discover_home, which the guardian uses too.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 from pathlib import Path
 
 from zen.errors import NoHome
-
-CONFIG_NAME = "zen.yaml"
-SUBDIRS = (
-    "policy",
-    "incidents",
-    "jobs",
-    "spool/tmp",
-    "spool/new",
-    "spool/cur",
-    "worktrees",
-    "control",
-    "approvals/pending",
-    "approvals/granted",
-    "approvals/denied",
-    "evidence",
-    "logs",
-)
+from zen.store import layout
+from zen.store.atomic import create_exclusive
+from zen.store.config import DEFAULT_CONFIG
+from zen.store.layout import CONFIG, SUBDIRS, Home
+from zen.store.readers import discover_home
 
 # The checkout zen runs from ships the default policy and example incidents at its top level.
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_POLICY_DIR = SOURCE_ROOT / "policy"
-DEFAULT_INCIDENTS_DIR = SOURCE_ROOT / "incidents"
+DEFAULT_POLICY_DIR = SOURCE_ROOT / layout.POLICY
+DEFAULT_INCIDENTS_DIR = SOURCE_ROOT / layout.INCIDENTS
 
+# zen's runtime state, kept out of git when a user versions the home (policy and incidents stay)
+GITIGNORE = ("# zen's runtime state; policy/ and incidents/ are worth keeping in git\n"
+             + "".join(f"{d}/\n" for d in (layout.JOBS, layout.SPOOL, layout.WORKTREES, layout.CONTROL,
+                                           layout.LOGS, layout.APPROVALS)))
 
-class Home:
-    """A zen home directory. A plain class: the guard hook imports this module, and dataclasses
-    would bring inspect with it."""
-
-    __slots__ = ("root",)
-
-    def __init__(self, root: Path) -> None:
-        object.__setattr__(self, "root", Path(root))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Home is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Home) and other.root == self.root
-
-    def __hash__(self) -> int:
-        return hash(self.root)
-
-    def __repr__(self) -> str:
-        return f"Home(root={self.root!r})"
-
-    root: Path
-
-    @property
-    def config_path(self) -> Path:
-        return self.root / CONFIG_NAME
-
-    @property
-    def jobs(self) -> Path:
-        return self.root / "jobs"
-
-    @property
-    def spool(self) -> Path:
-        return self.root / "spool"
-
-    @property
-    def worktrees(self) -> Path:
-        return self.root / "worktrees"
-
-    @property
-    def control(self) -> Path:
-        return self.root / "control"
-
-    @property
-    def policy(self) -> Path:
-        return self.root / "policy"
-
-    @property
-    def incidents(self) -> Path:
-        return self.root / "incidents"
-
-    @property
-    def approvals(self) -> Path:
-        return self.root / "approvals"
-
-    @property
-    def evidence(self) -> Path:
-        return self.root / "evidence"
-
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def kill_file(self) -> Path:
-        return self.control / "KILL"
-
-    @property
-    def supervisor_lock(self) -> Path:
-        return self.control / "supervisor.lock"
-
-    @property
-    def tmux_socket(self) -> str:
-        """zen's private tmux server for this home: never the user's default server."""
-        digest = hashlib.sha1(str(self.root).encode()).hexdigest()[:10]
-        return f"zen-{digest}"
-
-    def job_dir(self, job_id: str) -> Path:
-        return self.jobs / job_id
-
-    def worktree(self, job_id: str) -> Path:
-        return self.worktrees / job_id
-
-
-def _is_home(path: Path) -> bool:
-    return (path / CONFIG_NAME).is_file()
+__all__ = ["Home", "copy_default", "find_home", "init_home"]
 
 
 def find_home(explicit: str | Path | None = None, cwd: Path | None = None) -> Home:
     """--home, then $ZEN_HOME, then the nearest ancestor of the cwd holding zen.yaml."""
-    for candidate, source in ((explicit, "--home"), (os.environ.get("ZEN_HOME"), "$ZEN_HOME")):
-        if candidate:
-            path = Path(candidate).expanduser().absolute()
-            if not _is_home(path):
-                raise NoHome(f"{source} points at {path}, which is not a zen home (run zen init {path})")
-            return Home(path)
-    here = (cwd or Path.cwd()).absolute()
-    for path in (here, *here.parents):
-        if _is_home(path):
-            return Home(path)
-    raise NoHome("no zen home here or above (run zen init DIR, then set ZEN_HOME or cd into it)")
+    root = discover_home(str(cwd or Path.cwd()), str(explicit) if explicit else None)
+    if root is None:
+        raise NoHome("no zen home here or above (run zen init DIR, then set ZEN_HOME or cd into it)")
+    return Home(Path(root))
 
 
 def init_home(root: Path) -> tuple[Home, list[str]]:
     """Create the layout; copy default policy and incidents; never overwrite. Returns what was created."""
-    from zen.store.config import DEFAULT_CONFIG
-
     root = root.expanduser().absolute()
     created: list[str] = []
     if root.exists() and not root.is_dir():
@@ -150,25 +50,18 @@ def init_home(root: Path) -> tuple[Home, list[str]]:
             path.mkdir(parents=True, exist_ok=True)
             created.append(sub + "/")
     home = Home(root)
-    if not home.config_path.exists():
-        from zen.store.atomic import create_exclusive
-
-        if create_exclusive(home.config_path, DEFAULT_CONFIG):
-            created.append(CONFIG_NAME)
+    if not home.config_path.exists() and create_exclusive(home.config_path, DEFAULT_CONFIG):
+        created.append(CONFIG)
     for src_dir, dst_dir in ((DEFAULT_POLICY_DIR, home.policy), (DEFAULT_INCIDENTS_DIR, home.incidents)):
         if not src_dir.is_dir():
             continue
         for src in sorted(src_dir.glob("*.yaml")):
             dst = dst_dir / src.name
-            if not dst.exists():
-                from zen.store.atomic import create_exclusive
-
-                if create_exclusive(dst, src.read_bytes()):
-                    created.append(str(dst.relative_to(root)))
+            if not dst.exists() and create_exclusive(dst, src.read_bytes()):
+                created.append(str(dst.relative_to(root)))
     gitignore = root / ".gitignore"
     if not gitignore.exists():
-        gitignore.write_text("# zen's runtime state; policy/ and incidents/ are worth keeping in git\n"
-                             "jobs/\nspool/\nworktrees/\ncontrol/\nlogs/\napprovals/\n")
+        gitignore.write_text(GITIGNORE)
     return home, created
 
 

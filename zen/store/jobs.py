@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from zen.core import states
+from zen.core.events import EventType
 from zen.core.model import JobSnapshot, Task
 from zen.errors import NotFound
 from zen.store import events as ev_store
 from zen.store.atomic import atomic_write, create_exclusive, flocked
-from zen.store.home import Home
-
-STATE = "state.json"
-TASK = "task.yaml"
+from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
 
 
 def dump_task(task: Task) -> str:
@@ -82,8 +80,11 @@ class JobStore:
     def dir(self, job_id: str) -> Path:
         return self.home.job_dir(job_id)
 
+    def paths(self, job_id: str) -> JobPaths:
+        return self.home.job(job_id)
+
     def events_path(self, job_id: str) -> Path:
-        return self.dir(job_id) / ev_store.EVENTS
+        return self.paths(job_id).events
 
     def ids(self) -> list[str]:
         try:
@@ -103,12 +104,12 @@ class JobStore:
         d = self.dir(task.id)
         d.mkdir(parents=True, exist_ok=True)
         create_exclusive(d / TASK, dump_task(task))
-        with flocked(d / ev_store.LOCK):
-            seq, _ = ev_store.last_seq(d / ev_store.EVENTS)
+        with flocked(d / EVENTS_LOCK):
+            seq, _ = ev_store.last_seq(d / EVENTS)
         if seq > 0:
             return False
-        self.append(task.id, "task.received", task=task.model_dump(mode="json", exclude={"script"}))
-        self.append(task.id, "job.queued", priority=task.priority)
+        self.append(task.id, EventType.TASK_RECEIVED, task=task.model_dump(mode="json", exclude={"script"}))
+        self.append(task.id, EventType.JOB_QUEUED, priority=task.priority)
         return True
 
     def append(self, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
@@ -138,7 +139,7 @@ class JobStore:
         """state.json brought up to date with events.jsonl (and saved when it moved)."""
         d = self.dir(job_id)
         snap, offset = self._load_state(d, job_id)
-        new, end = ev_store.read_from(d / ev_store.EVENTS, offset)
+        new, end = ev_store.read_from(d / EVENTS, offset)
         if not new:
             return snap
         if new and new[0].get("seq") != snap.seq + 1:
@@ -147,7 +148,7 @@ class JobStore:
         for ev in new:
             states.apply(snap, ev)
         if write:
-            with flocked(d / ev_store.LOCK):
+            with flocked(d / EVENTS_LOCK):
                 current, _ = self._load_state(d, job_id)
                 if current.seq < snap.seq:
                     self._save_state(d, snap, end)
@@ -155,8 +156,8 @@ class JobStore:
 
     def rebuild(self, job_id: str) -> JobSnapshot:
         d = self.dir(job_id)
-        with flocked(d / ev_store.LOCK):
-            events, end = ev_store.read_from(d / ev_store.EVENTS, 0)
+        with flocked(d / EVENTS_LOCK):
+            events, end = ev_store.read_from(d / EVENTS, 0)
             snap = states.replay(job_id, events)
             self._save_state(d, snap, end)
         return snap

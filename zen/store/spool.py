@@ -12,20 +12,20 @@ from pathlib import Path
 
 from zen.core.model import Task
 from zen.store.atomic import fsync_dir, write_temp
-from zen.store.home import Home
+from zen.store.layout import Home
 
 
 def new_dir(home: Home) -> Path:
-    return home.spool / "new"
+    return home.spool_new
 
 
 def cur_dir(home: Home) -> Path:
-    return home.spool / "cur"
+    return home.spool_cur
 
 
 def publish(home: Home, task: Task, text: str) -> bool:
     """Publish a serialised task under its id. False if that id is already taken."""
-    tmp = write_temp(home.spool / "tmp", text.encode(), prefix=f"{task.id}.")
+    tmp = write_temp(home.spool_tmp, text.encode(), prefix=f"{task.id}.")
     try:
         os.link(tmp, new_dir(home) / f"{task.id}.yaml")
     except FileExistsError:

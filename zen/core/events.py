@@ -1,0 +1,388 @@
+"""The event catalogue: every event type zen writes, its fields, and the line format's version.
+
+A job's timeline (`jobs/<id>/events.jsonl`) holds one JSON object per line:
+
+    {"v":1,"seq":7,"ts":"2026-11-29T10:15:02.456Z","job":"<id>","type":"turn.waiting","actor":"supervisor",...}
+
+the envelope (`v`, `seq`, `ts`, `job`, `type`, `actor`) followed by the type's own fields. The
+home-wide logs (`logs/control.jsonl`, `logs/guard-audit.jsonl`) hold lines with `v`, `ts`, `type`
+and the type's fields. `JOB_EVENTS` and `HOME_EVENTS` list every type with its fields; `validate`
+checks a line against them (`zen doctor`). Types are never renamed; readers keep lines of types
+they do not know (the state machine ignores them), so adding a type or an optional field is
+compatible and needs no version bump. Types marked `emitted=False` are reserved for the second
+half (DESIGN sections 8, 10-13; issues 15, 19, 22) so that their names are settled before the
+code that writes them exists.
+
+Pure and lean (stdlib `enum`, `time`, `typing`): the guard hook imports it for every decision.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+FORMAT_VERSION = 1
+# Changelog of the event line format. Bump FORMAT_VERSION only for an incompatible change; a new
+# type or a new optional field is compatible and gets a line here without a bump.
+#   v1  0.1.0     the first format: envelope v, seq, ts, job, type, actor + per-type fields.
+#   v1  issue 12  this catalogue; guard-audit.jsonl lines carry "v" too; reserved second-half
+#                 types (approvals, leases, changes, teams, goals, recovery, spawn intent).
+#   v1  issue 18  notify.sent, notify.failed, finish.requested.
+
+TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+def stamp(utc: time.struct_time, ms: int) -> str:
+    """ISO 8601 UTC with milliseconds and a Z, as every file of zen writes time."""
+    return time.strftime(TS_FORMAT, utc) + f".{ms:03d}Z"
+
+
+def timestamp(t: float | None = None) -> str:
+    """Now (or epoch seconds `t`) in zen's time format, e.g. 2026-11-29T10:15:02.456Z."""
+    ms = int((time.time() if t is None else t) * 1000)
+    return stamp(time.gmtime(ms // 1000), ms % 1000)
+
+
+class EventType(StrEnum):
+    # intake and scheduling
+    TASK_RECEIVED = "task.received"
+    TASK_REJECTED = "task.rejected"
+    JOB_QUEUED = "job.queued"
+    RETRY_SCHEDULED = "retry.scheduled"
+    # starting
+    PREFLIGHT_PASSED = "preflight.passed"
+    PREFLIGHT_FAILED = "preflight.failed"
+    WORKTREE_CREATED = "worktree.created"
+    SETUP_DONE = "setup.done"
+    SETUP_FAILED = "setup.failed"
+    FILES_INCLUDED = "files.included"
+    SPAWN_INTENT = "spawn.intent"
+    AGENT_SPAWNED = "agent.spawned"
+    # turns
+    TURN_WORKING = "turn.working"
+    TURN_WAITING = "turn.waiting"
+    INPUT_SENT = "input.sent"
+    INPUT_FAILED = "input.failed"
+    OUTPUT = "output"
+    SESSION_ENDED = "session.ended"
+    USAGE = "usage"
+    # the guardian
+    GUARD_ALLOWED = "guard.allowed"
+    GUARD_DENIED = "guard.denied"
+    GATE_CALLED = "gate.called"
+    APPROVAL_REQUESTED = "approval.requested"
+    APPROVAL_GRANTED = "approval.granted"
+    APPROVAL_DENIED = "approval.denied"
+    # the end of an agent
+    AGENT_EXITED = "agent.exited"
+    FINISH_REQUESTED = "finish.requested"
+    JOB_TIMEOUT = "job.timeout"
+    JOB_CANCELLED = "job.cancelled"
+    JOB_FAILED = "job.failed"
+    JOB_PAUSED = "job.paused"
+    JOB_RESUMED = "job.resumed"
+    HARVEST_DONE = "harvest.done"
+    HARVEST_FAILED = "harvest.failed"
+    WORKTREE_REMOVED = "worktree.removed"
+    REVIEW_ACCEPTED = "review.accepted"
+    REVIEW_REJECTED = "review.rejected"
+    JOB_LANDED = "job.landed"
+    # kill switch and supervisor (home-wide, some also on every live job)
+    KILLSWITCH_ENGAGED = "killswitch.engaged"
+    KILLSWITCH_RELEASED = "killswitch.released"
+    SUPERVISOR_STARTED = "supervisor.started"
+    SUPERVISOR_STOPPED = "supervisor.stopped"
+    # notices to a human (a job needs them, or ended)
+    NOTIFY_SENT = "notify.sent"
+    NOTIFY_FAILED = "notify.failed"
+    # coordinator (DESIGN 10)
+    FILES_CHANGED = "files.changed"
+    FILES_EDITED = "files.edited"
+    LOCK_ACQUIRED = "lock.acquired"
+    LOCK_RELEASED = "lock.released"
+    LOCK_CONFLICT = "lock.conflict"
+    COORD_OVERLAP = "coord.overlap"
+    COORD_CONFLICT = "coord.conflict"
+    BASE_MOVED = "base.moved"
+    # teams, goals and recovery (DESIGN 13)
+    TEAM_SPAWNED = "team.spawned"
+    TEAM_REPORT = "team.report"
+    TEAM_CONTROL = "team.control"
+    TEAM_MESSAGE = "team.message"
+    GOAL_CONTINUED = "goal.continued"
+    GOAL_BLOCKED = "goal.blocked"
+    GOAL_DONE = "goal.done"
+    RECOVERY_STARTED = "recovery.started"
+    RECOVERY_DONE = "recovery.done"
+
+
+class Actor(StrEnum):
+    """Who appended an event."""
+
+    SUPERVISOR = "supervisor"
+    HOOK = "hook"
+    GUARD = "guard"
+    GATE = "gate"
+    HARVEST = "harvest"
+    HUMAN = "human"
+
+
+# the reasons a turn waits (turn.waiting "reason")
+WAIT_REASONS = ("idle", "question", "approval", "dialog")
+
+# value kinds a field may hold; bool is never accepted as a number
+NONE: type = type(None)
+STR: tuple[type, ...] = (str,)
+INT: tuple[type, ...] = (int,)
+NUM: tuple[type, ...] = (int, float)
+BOOL: tuple[type, ...] = (bool,)
+LIST: tuple[type, ...] = (list,)
+DICT: tuple[type, ...] = (dict,)
+
+
+class Field:
+    """One field of an event: its name, the kinds of value it may hold, whether it must be there.
+    (Plain classes rather than NamedTuple or dataclasses: those cost the hook milliseconds.)"""
+
+    __slots__ = ("kinds", "name", "required")
+
+    def __init__(self, name: str, kinds: tuple[type, ...], required: bool = False) -> None:
+        self.name = name
+        self.kinds = kinds
+        self.required = required
+
+    def __repr__(self) -> str:
+        return f"{'req' if self.required else 'opt'}({self.name!r}, {_names(self.kinds)})"
+
+
+class EventSpec:
+    """A catalogue entry: the type, its own fields, what it means, and whether zen writes it yet."""
+
+    __slots__ = ("doc", "emitted", "fields", "type")
+
+    def __init__(self, etype: EventType, fields: tuple[Field, ...], doc: str, emitted: bool = True) -> None:
+        self.type = etype
+        self.fields = fields
+        self.doc = doc
+        self.emitted = emitted          # False: reserved, nothing writes it yet
+
+    def __repr__(self) -> str:
+        return f"EventSpec({self.type.value!r}, emitted={self.emitted})"
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+def req(name: str, *kinds: tuple[type, ...] | type) -> Field:
+    return Field(name, _flat(kinds), True)
+
+
+def opt(name: str, *kinds: tuple[type, ...] | type) -> Field:
+    return Field(name, _flat(kinds), False)
+
+
+def _flat(kinds: tuple[tuple[type, ...] | type, ...]) -> tuple[type, ...]:
+    out: list[type] = []
+    for k in kinds:
+        out.extend(k if isinstance(k, tuple) else (k,))
+    return tuple(out)
+
+
+E = EventType
+
+# the envelope of every line in a job's timeline, then of every line in a home-wide log
+JOB_ENVELOPE = (req("v", INT), req("seq", INT), req("ts", STR), req("job", STR), req("type", STR),
+                req("actor", STR))
+HOME_ENVELOPE = (req("v", INT), req("ts", STR), req("type", STR))
+
+_GUARD = (req("decision", STR), req("rule", STR), req("reason", STR), req("tool", STR),
+          opt("command", STR), opt("file_path", STR, NONE), opt("cwd", STR), opt("level", STR),
+          opt("job", STR))
+_GATE = (req("integration", STR), req("method", STR), req("path", STR), req("status", INT, NONE),
+         opt("error", STR), opt("job", STR))
+_SETUP = (req("command", STR), req("exit_code", INT), req("output", STR))
+_VERDICT = (req("domain", STR), opt("correction", STR, NONE))
+
+
+def _spec(t: EventType, doc: str, *fields: Field, emitted: bool = True) -> tuple[EventType, EventSpec]:
+    return t, EventSpec(t, fields, doc, emitted)
+
+
+# -- a job's timeline: jobs/<id>/events.jsonl (data table) --------------------------------------
+JOB_EVENTS: dict[EventType, EventSpec] = dict([
+    _spec(E.TASK_RECEIVED, "the supervisor took the task in; the job exists", req("task", DICT)),
+    _spec(E.JOB_QUEUED, "waiting for its turn to start", opt("priority", INT)),
+    _spec(E.RETRY_SCHEDULED, "a failed start will be retried at `at`",
+          req("attempt", INT), req("of", INT), req("delay_s", NUM), req("at", STR), req("reason", STR)),
+    _spec(E.PREFLIGHT_PASSED, "the checks before a spawn passed", opt("warnings", LIST)),
+    _spec(E.PREFLIGHT_FAILED, "the checks before a spawn failed; the start fails", req("report", LIST)),
+    _spec(E.WORKTREE_CREATED, "the job's worktree exists (never created twice)",
+          req("path", STR), req("branch", STR), req("base_commit", STR), opt("base", STR), opt("lane", STR)),
+    _spec(E.SETUP_DONE, "the lane's setup command succeeded in the worktree", *_SETUP),
+    _spec(E.SETUP_FAILED, "the lane's setup command failed; the start fails", *_SETUP),
+    _spec(E.FILES_INCLUDED, "untracked files copied from the lane's checkout",
+          req("files", LIST), req("missing", LIST)),
+    _spec(E.SPAWN_INTENT, "about to start the agent of this attempt (spawn exactly once, issue 15)",
+          req("attempt", INT), req("session", STR), emitted=False),
+    _spec(E.AGENT_SPAWNED, "the agent runs in its tmux session",
+          req("session", STR), req("target", STR), opt("pid", INT, NONE), opt("argv", LIST),
+          opt("socket", STR)),
+    _spec(E.TURN_WORKING, "the agent works", opt("by", STR), opt("hook", STR)),
+    _spec(E.TURN_WAITING, "the agent waits for a human (reason: idle | question | approval | dialog)",
+          req("reason", STR), opt("by", STR), opt("hook", STR), opt("tool", STR)),
+    _spec(E.INPUT_SENT, "text typed into the agent's terminal",
+          req("text", STR), req("chars", INT), opt("forced", BOOL), opt("initial", BOOL)),
+    _spec(E.INPUT_FAILED, "typing into the terminal failed", req("reason", STR)),
+    _spec(E.OUTPUT, "the agent printed something (read by the state machine)", emitted=False),
+    _spec(E.SESSION_ENDED, "the agent's own hook says its session ended (tmux tells the exit code)",
+          opt("hook", STR), opt("why", STR)),
+    _spec(E.USAGE, "tokens and cost added since the last usage event",
+          opt("transcript", STR), opt("model", STR), opt("input_tokens", NUM), opt("output_tokens", NUM),
+          opt("cache_creation_input_tokens", NUM), opt("cache_read_input_tokens", NUM),
+          opt("cost_usd", NUM)),
+    _spec(E.GUARD_ALLOWED, "the guardian allowed a command or file edit", *_GUARD),
+    _spec(E.GUARD_DENIED, "the guardian denied a command or file edit", *_GUARD),
+    _spec(E.GATE_CALLED, "a call through an integration gate", *_GATE),
+    _spec(E.APPROVAL_REQUESTED, "a call waits for a human's approval",
+          req("id", STR), opt("rule", STR), opt("reason", STR), emitted=False),
+    _spec(E.APPROVAL_GRANTED, "a human approved the call once", req("id", STR), opt("by", STR), emitted=False),
+    _spec(E.APPROVAL_DENIED, "a human refused the call", req("id", STR), opt("by", STR), emitted=False),
+    _spec(E.AGENT_EXITED, "the agent's process ended",
+          req("exit_code", INT, NONE), req("signal", INT, NONE), opt("why", STR)),
+    _spec(E.FINISH_REQUESTED, "a human asked the agent to finish (zen finish)"),
+    _spec(E.JOB_TIMEOUT, "the task's timeout passed; the agent is stopped", req("after_s", NUM)),
+    _spec(E.JOB_CANCELLED, "a human cancelled the job", opt("reason", STR)),
+    _spec(E.JOB_FAILED, "the job failed", req("reason", STR)),
+    _spec(E.JOB_PAUSED, "the agent was paused", opt("by", STR), emitted=False),
+    _spec(E.JOB_RESUMED, "the agent was resumed", opt("by", STR), emitted=False),
+    _spec(E.HARVEST_DONE, "the work is on the review branch and in review.md",
+          req("branch", STR, NONE), req("commit", STR), req("files", INT), req("insertions", INT),
+          req("deletions", INT), opt("clean_merge", BOOL, NONE), opt("head", STR, NONE),
+          opt("base_commit", STR), opt("snapshot", BOOL), opt("observe", BOOL)),
+    _spec(E.HARVEST_FAILED, "the harvest could not be done", req("reason", STR)),
+    _spec(E.WORKTREE_REMOVED, "zen clean removed the job's worktree", req("path", STR)),
+    _spec(E.REVIEW_ACCEPTED, "a human accepted the work (evidence for the domain)", *_VERDICT),
+    _spec(E.REVIEW_REJECTED, "a human corrected the work (evidence for the domain)", *_VERDICT),
+    _spec(E.JOB_LANDED, "a human merged the review branch into the lane's base (DESIGN 11)",
+          req("branch", STR), req("commit", STR), opt("into", STR), emitted=False),
+    _spec(E.KILLSWITCH_ENGAGED, "the kill switch clamps this live job to observe",
+          opt("reason", STR), opt("by", STR)),
+    _spec(E.KILLSWITCH_RELEASED, "the kill switch was released", opt("by", STR)),
+    _spec(E.NOTIFY_SENT, "a notice was claimed for this wait or end, then sent (once per wait)",
+          req("kind", STR), req("for_seq", INT), opt("reason", STR), opt("channels", LIST)),
+    _spec(E.NOTIFY_FAILED, "a notice channel failed", req("channel", STR), opt("for_seq", INT),
+          opt("error", STR)),
+    _spec(E.FILES_CHANGED, "paths changed in the worktree against its base (DESIGN 10)",
+          req("paths", LIST), opt("by", STR), emitted=False),
+    _spec(E.FILES_EDITED, "file operations the guardian let through (observatory, DESIGN 8)",
+          req("op", STR), req("paths", LIST), emitted=False),
+    _spec(E.LOCK_ACQUIRED, "the job holds a lease on a path or glob",
+          req("lease", STR), req("path", STR), req("mode", STR), opt("expires", STR), emitted=False),
+    _spec(E.LOCK_RELEASED, "a lease ended", req("lease", STR), req("path", STR), opt("why", STR),
+          emitted=False),
+    _spec(E.LOCK_CONFLICT, "a write to a path another live job holds",
+          req("path", STR), req("holder", STR), req("resolution", STR), emitted=False),
+    _spec(E.COORD_OVERLAP, "another live job of the lane changed the same paths",
+          req("other", STR), req("paths", LIST), emitted=False),
+    _spec(E.COORD_CONFLICT, "git merge-tree predicts a conflict",
+          req("other", STR), req("paths", LIST), opt("against", STR), emitted=False),
+    _spec(E.BASE_MOVED, "the lane's base branch moved under the job",
+          req("base", STR), req("old", STR), req("new", STR), emitted=False),
+    _spec(E.TEAM_SPAWNED, "this job started a worker job",
+          req("worker", STR), opt("request_id", STR), opt("goal", STR), emitted=False),
+    _spec(E.TEAM_REPORT, "a worker reported to its parent (done | blocked | progress)",
+          req("status", STR), opt("summary", STR), opt("blocker", STR), emitted=False),
+    _spec(E.TEAM_CONTROL, "a parent controlled a worker (compare-and-set on revision)",
+          req("target", STR), req("action", STR), opt("expected_revision", INT), opt("ok", BOOL),
+          emitted=False),
+    _spec(E.TEAM_MESSAGE, "a message to another job of the team", req("target", STR), req("text", STR),
+          emitted=False),
+    _spec(E.GOAL_CONTINUED, "the supervisor continued a goal after a turn", opt("turn", INT), emitted=False),
+    _spec(E.GOAL_BLOCKED, "the same blocker persisted: the goal stops as blocked",
+          req("blocker", STR), opt("turns", INT), emitted=False),
+    _spec(E.GOAL_DONE, "the worker reported its goal done", opt("summary", STR), emitted=False),
+    _spec(E.RECOVERY_STARTED, "a new session in the same worktree", opt("session", STR), emitted=False),
+    _spec(E.RECOVERY_DONE, "the recovery session runs", opt("session", STR), emitted=False),
+])
+
+# -- home-wide logs: logs/control.jsonl and logs/guard-audit.jsonl (data table) ------------------
+HOME_EVENTS: dict[EventType, EventSpec] = dict([
+    _spec(E.SUPERVISOR_STARTED, "a supervisor took the home's lock", req("pid", INT)),
+    _spec(E.SUPERVISOR_STOPPED, "the supervisor stopped; agents keep running",
+          req("pid", INT), opt("live_agents", INT), opt("why", STR)),
+    _spec(E.KILLSWITCH_ENGAGED, "every domain is observe-only",
+          opt("zen", INT), opt("engaged_at", STR), opt("by", STR), opt("reason", STR)),
+    _spec(E.KILLSWITCH_RELEASED, "the kill switch was released", opt("released_at", STR), opt("by", STR)),
+    _spec(E.TASK_REJECTED, "a spool entry was quarantined (issue 15)",
+          req("file", STR), req("reason", STR), emitted=False),
+    _spec(E.GUARD_ALLOWED, "a decision made outside any job", opt("actor", STR), *_GUARD),
+    _spec(E.GUARD_DENIED, "a decision made outside any job", opt("actor", STR), *_GUARD),
+    _spec(E.GATE_CALLED, "a gate call made outside any job", opt("actor", STR), *_GATE),
+])
+
+ALL_TYPES = frozenset(EventType)
+
+
+def job_event(seq: int, job: str, etype: str, actor: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A timeline line: the envelope (format version, seq, now, job, type, actor), then `fields`."""
+    ev: dict[str, Any] = {"v": FORMAT_VERSION, "seq": seq, "ts": timestamp(), "job": job,
+                          "type": str(etype), "actor": str(actor)}
+    ev.update(fields)
+    return ev
+
+
+def home_event(etype: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A line of a home-wide log: format version, now, type, then `fields`."""
+    return {"v": FORMAT_VERSION, "ts": timestamp(), "type": str(etype), **fields}
+
+
+def _kind_ok(value: object, kinds: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):
+        return bool in kinds
+    return isinstance(value, kinds)
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    return " or ".join("null" if k is NONE else k.__name__ for k in kinds)
+
+
+def validate(ev: object, *, home: bool = False) -> list[str]:
+    """What is wrong with one line (a job timeline's, or with `home` a home-wide log's): one
+    sentence per problem; empty when it is a well-formed event of a known type."""
+    if not isinstance(ev, Mapping):
+        return ["the line is not a JSON object"]
+    problems: list[str] = []
+    catalogue = HOME_EVENTS if home else JOB_EVENTS
+    for f in HOME_ENVELOPE if home else JOB_ENVELOPE:
+        problems += _check(ev, f)
+    etype = ev.get("type")
+    if not isinstance(etype, str):
+        return problems
+    if isinstance(ev.get("v"), int) and ev["v"] > FORMAT_VERSION:
+        problems.append(f"format version {ev['v']} is newer than this zen reads ({FORMAT_VERSION})")
+    try:
+        spec = catalogue[EventType(etype)]
+    except (ValueError, KeyError):
+        return [*problems, f"unknown event type {etype!r}"]
+    for f in spec.fields:
+        problems += _check(ev, f)
+    return problems
+
+
+def _check(ev: Mapping[str, Any], f: Field) -> list[str]:
+    if f.name not in ev:
+        return [f"{ev.get('type', 'the event')}: missing field {f.name!r}"] if f.required else []
+    if not _kind_ok(ev[f.name], f.kinds):
+        got = "null" if ev[f.name] is None else type(ev[f.name]).__name__
+        return [f"{ev.get('type', 'the event')}: field {f.name!r} is {got}, not {_names(f.kinds)}"]
+    return []
+
+
+def spec(etype: str, *, home: bool = False) -> EventSpec | None:
+    """The catalogue entry of `etype`, or None for a type zen does not know."""
+    try:
+        return (HOME_EVENTS if home else JOB_EVENTS).get(EventType(etype))
+    except ValueError:
+        return None

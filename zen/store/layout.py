@@ -1,0 +1,305 @@
+"""Every file and folder name of a home and of a job directory, defined once (DESIGN section 2).
+
+    <home>/zen.yaml  policy/  incidents/  jobs/<id>/  spool/{tmp,new,cur}/  worktrees/<id>/
+           control/{KILL,supervisor.lock,heartbeat,...}  approvals/{pending,granted,denied}/
+           evidence/<domain>.jsonl  logs/  coord/
+
+`Home` names the home's parts, `JobPaths` a job directory's files. Anything that builds a path
+into a home asks these two; nothing else spells a name.
+
+Stdlib only and cheap to import: the guard hook and `zen hook` import it on every agent action
+(plain classes with properties, no dataclasses, which would bring `inspect` along).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# -- the home ------------------------------------------------------------------------------------
+CONFIG = "zen.yaml"
+POLICY = "policy"
+GUARDIAN_POLICY = "guardian.yaml"             # policy/guardian.yaml
+AUTONOMY_POLICY = "autonomy.yaml"             # policy/autonomy.yaml
+INCIDENTS = "incidents"
+JOBS = "jobs"
+SPOOL = "spool"
+SPOOL_TMP, SPOOL_NEW, SPOOL_CUR = "tmp", "new", "cur"
+SPOOL_INVALID_SUFFIX = ".invalid"             # a spooled task that could not be read, set aside
+WORKTREES = "worktrees"
+CONTROL = "control"
+EVIDENCE = "evidence"
+LOGS = "logs"
+COORD = "coord"                               # leases, outbox (DESIGN 10; not written yet)
+APPROVALS = "approvals"
+APPROVAL_STATES = ("pending", "granted", "denied")
+
+# control/
+KILL = "KILL"
+SUPERVISOR_LOCK = "supervisor.lock"
+HEARTBEAT = "heartbeat"
+BREAKER = "breaker.json"
+BREAKER_LOCK = ".breaker.lock"
+CONFIG_LOCK = "config.lock"
+API_TOKEN = "api-token"                       # zen serve's bearer token (DESIGN 11; not written yet)
+
+# logs/
+CONTROL_LOG = "control.jsonl"                 # home-wide events (supervisor, kill switch)
+CONTROL_LOG_LOCK = ".control.lock"
+GUARD_AUDIT_LOG = "guard-audit.jsonl"         # guard decisions made outside any job
+SUPERVISOR_LOG = "supervisor.log"
+GUARD_CACHE = ".guard-cache.json"             # the compiled policy, rebuilt when a source changes
+
+# the folders `zen init` creates, in order
+SUBDIRS = (
+    POLICY,
+    INCIDENTS,
+    JOBS,
+    f"{SPOOL}/{SPOOL_TMP}",
+    f"{SPOOL}/{SPOOL_NEW}",
+    f"{SPOOL}/{SPOOL_CUR}",
+    WORKTREES,
+    CONTROL,
+    *(f"{APPROVALS}/{s}" for s in APPROVAL_STATES),
+    EVIDENCE,
+    LOGS,
+)
+
+# -- a job directory: jobs/<id>/ ------------------------------------------------------------------
+TASK = "task.yaml"
+EVENTS = "events.jsonl"
+STATE = "state.json"
+PANE_LOG = "pane.log"
+HANDOFF = "handoff.md"
+REVIEW = "review.md"
+EXIT_FILE = "exit_code"                       # the pane wrapper's record of the agent's exit
+METRICS = "metrics.json"                      # observatory snapshot (DESIGN 8; not written yet)
+EVENTS_LOCK = ".lock"                         # serialises appends to events.jsonl
+HARVEST_LOCK = ".harvest.lock"
+AUTOHARVEST_LOCK = ".autoharvest.lock"
+
+# -- a job's worktree: worktrees/<id>/ ------------------------------------------------------------
+WORKTREE_PRIVATE = ".zen"                     # zen's own files in a worktree (never harvested)
+WORKTREE_TMP = ".zen-tmp"                     # the agent's $TMPDIR
+
+
+def valid_job_id(job_id: str | None) -> bool:
+    """A job id that names one directory under jobs/ (no separator, no dot-name)."""
+    return bool(job_id) and "/" not in str(job_id) and not str(job_id).startswith(".")
+
+
+class JobPaths:
+    """The files of one job directory."""
+
+    __slots__ = ("dir",)
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+
+    def __repr__(self) -> str:
+        return f"JobPaths({str(self.dir)!r})"
+
+    @property
+    def task(self) -> Path:
+        return self.dir / TASK
+
+    @property
+    def events(self) -> Path:
+        return self.dir / EVENTS
+
+    @property
+    def state(self) -> Path:
+        return self.dir / STATE
+
+    @property
+    def pane_log(self) -> Path:
+        return self.dir / PANE_LOG
+
+    @property
+    def handoff(self) -> Path:
+        return self.dir / HANDOFF
+
+    @property
+    def review(self) -> Path:
+        return self.dir / REVIEW
+
+    @property
+    def exit_file(self) -> Path:
+        return self.dir / EXIT_FILE
+
+    @property
+    def metrics(self) -> Path:
+        return self.dir / METRICS
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / EVENTS_LOCK
+
+    @property
+    def harvest_lock(self) -> Path:
+        return self.dir / HARVEST_LOCK
+
+    @property
+    def autoharvest_lock(self) -> Path:
+        return self.dir / AUTOHARVEST_LOCK
+
+
+class Home:
+    """A zen home directory and the names of its parts. Immutable, hashable."""
+
+    __slots__ = ("root",)
+    root: Path
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        object.__setattr__(self, "root", Path(root))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Home is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Home) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"Home(root={self.root!r})"
+
+    # -- top level ---------------------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG
+
+    @property
+    def jobs(self) -> Path:
+        return self.root / JOBS
+
+    @property
+    def spool(self) -> Path:
+        return self.root / SPOOL
+
+    @property
+    def spool_tmp(self) -> Path:
+        return self.spool / SPOOL_TMP
+
+    @property
+    def spool_new(self) -> Path:
+        return self.spool / SPOOL_NEW
+
+    @property
+    def spool_cur(self) -> Path:
+        return self.spool / SPOOL_CUR
+
+    @property
+    def worktrees(self) -> Path:
+        return self.root / WORKTREES
+
+    @property
+    def control(self) -> Path:
+        return self.root / CONTROL
+
+    @property
+    def policy(self) -> Path:
+        return self.root / POLICY
+
+    @property
+    def guardian_policy(self) -> Path:
+        return self.policy / GUARDIAN_POLICY
+
+    @property
+    def autonomy_policy(self) -> Path:
+        return self.policy / AUTONOMY_POLICY
+
+    @property
+    def incidents(self) -> Path:
+        return self.root / INCIDENTS
+
+    @property
+    def approvals(self) -> Path:
+        return self.root / APPROVALS
+
+    def approvals_in(self, state: str) -> Path:
+        """approvals/pending, approvals/granted or approvals/denied."""
+        return self.approvals / state
+
+    @property
+    def evidence(self) -> Path:
+        return self.root / EVIDENCE
+
+    @property
+    def logs(self) -> Path:
+        return self.root / LOGS
+
+    @property
+    def coord(self) -> Path:
+        return self.root / COORD
+
+    # -- control/ and logs/ ----------------------------------------------------------------------
+    @property
+    def kill_file(self) -> Path:
+        return self.control / KILL
+
+    @property
+    def supervisor_lock(self) -> Path:
+        return self.control / SUPERVISOR_LOCK
+
+    @property
+    def heartbeat(self) -> Path:
+        return self.control / HEARTBEAT
+
+    @property
+    def breaker(self) -> Path:
+        return self.control / BREAKER
+
+    @property
+    def breaker_lock(self) -> Path:
+        return self.control / BREAKER_LOCK
+
+    @property
+    def config_lock(self) -> Path:
+        return self.control / CONFIG_LOCK
+
+    @property
+    def api_token(self) -> Path:
+        return self.control / API_TOKEN
+
+    @property
+    def control_log(self) -> Path:
+        return self.logs / CONTROL_LOG
+
+    @property
+    def control_log_lock(self) -> Path:
+        return self.logs / CONTROL_LOG_LOCK
+
+    @property
+    def guard_audit_log(self) -> Path:
+        return self.logs / GUARD_AUDIT_LOG
+
+    @property
+    def supervisor_log(self) -> Path:
+        return self.logs / SUPERVISOR_LOG
+
+    @property
+    def guard_cache(self) -> Path:
+        return self.logs / GUARD_CACHE
+
+    @property
+    def tmux_socket(self) -> str:
+        """zen's private tmux server for this home: never the user's default server."""
+        import hashlib  # 2 ms, and the hook path (which imports this module) never needs it
+
+        digest = hashlib.sha1(str(self.root).encode()).hexdigest()[:10]
+        return f"zen-{digest}"
+
+    # -- per job -----------------------------------------------------------------------------------
+    def job_dir(self, job_id: str) -> Path:
+        return self.jobs / job_id
+
+    def job(self, job_id: str) -> JobPaths:
+        return JobPaths(self.jobs / job_id)
+
+    def worktree(self, job_id: str) -> Path:
+        return self.worktrees / job_id
+
+    def evidence_file(self, domain: str) -> Path:
+        return self.evidence / f"{domain}.jsonl"
