@@ -37,7 +37,7 @@ class _Frozen:
         return tuple(getattr(self, k) for k in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._fields() == other._fields()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self._fields() == other._fields()  # type: ignore[attr-defined,unused-ignore]
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, *(repr(v) for v in self._fields())))

@@ -25,13 +25,15 @@ from zen.guard.analyse import Analyser, Denied
 from zen.guard.api import ALLOW, DENY, FILE_TOOLS, Context, Decision, ToolCall
 from zen.guard.paths import credential_hit
 from zen.guard.policy import Policy
-from zen.guard.shell import ShellError, Word, lit
+from zen.guard.rules import handler
+from zen.guard.words import ShellError, Word, lit
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 INERT_TOOLS = frozenset({"TodoWrite", "TodoRead", "Task", "Agent", "ExitPlanMode", "EnterPlanMode",
                          "WebSearch", "BashOutput", "KillShell", "KillBash", "SlashCommand", "Skill",
                          "AskUserQuestion", "ListMcpResourcesTool", "ReadMcpResourceTool"})
-_MCP_WRITE_WORDS = re.compile(r"(?i)(write|edit|create|delete|remove|move|rename|mkdir|put|upload|"
+# compiled on first use (by re's cache): only MCP tools need it
+_MCP_WRITE_WORDS = (r"(?i)(write|edit|create|delete|remove|move|rename|mkdir|put|upload|"
                               r"patch|apply|replace|insert|append|save|copy|update|set|rm|unlink|"
                               r"chmod|truncate|overwrite)")
 _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "target", "destination", "dest",
@@ -44,7 +46,7 @@ def decide(call: ToolCall, ctx: Context, policy: Policy) -> Decision:
         return Decision(DENY, "policy.invalid", f"the guardian policy is broken, so everything is "
                         f"denied until it is fixed: {policy.invalid}")
     try:
-        an = Analyser(ctx, policy)
+        an = Analyser(ctx, policy, handler)
         _dispatch(an, call)
         if an.pending is not None:
             return an.pending
@@ -146,7 +148,7 @@ def _mcp(an: Analyser, call: ToolCall) -> None:
             paths.extend(x for x in v if isinstance(x, str) and x)
     if not paths:
         return
-    writes = bool(_MCP_WRITE_WORDS.search(call.tool.split("__")[-1])) or any(
+    writes = bool(re.search(_MCP_WRITE_WORDS, call.tool.split("__")[-1])) or any(
         k in raw for k in ("content", "new_string", "edits", "data"))
     for p in paths:
         if writes:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 
 from zen.guard import defaults
-from zen.guard.shell import FOUND, UNK
+from zen.guard.words import FOUND, UNK
 from zen.store import layout
 
 _GLOB = re.compile(r"[*?\[]")
@@ -189,7 +189,7 @@ def credential_hit(path: str | None, text: str, user_home: str | None, extra: tu
                     return entry
             elif under(path, entry) or (recursive and strictly_under(entry, path)):
                 return entry
-        elif any_name.match:  # a bare name: one combined pattern first, this entry only on a hit
+        else:  # a bare name: one combined pattern first, this entry only on a hit
             for c in comps:
                 if any_name.match(c) and fnmatchcase(c, entry) and not _template(c):
                     return entry

@@ -264,7 +264,7 @@ def _compile_integration(name: str, spec: Any, where: str) -> dict[str, Any]:
         raise PolicyError(f"{where}: name must be letters, digits, . _ : -")
     base = s.get("base_url")
     parts = split_url(base) if isinstance(base, str) else None
-    if parts is None:
+    if parts is None or not isinstance(base, str):
         raise PolicyError(f"{where}: base_url must be an http(s) URL like https://api.example.com")
     scheme, host, port, prefix = parts
     methods = [m.upper() for m in _strs(s.get("methods"), f"{where}: methods", allow_empty=False)]

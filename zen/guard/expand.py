@@ -1,0 +1,523 @@
+"""The shell walker's other half: simple commands and their words, as bash would expand them.
+
+`Expander` turns a `command` node into a `Cmd` (words after quote removal, ANSI-C decoding,
+brace, tilde and parameter expansion of what is known statically; its redirects, heredoc and
+here-string text) and works out what the command changes for the walker (`cd`, assignments,
+`read`, `ln -s`). Walker (shell.py) adds the statements and supplies `nested` and `_seq`, which
+run the command substitutions found inside words.
+
+Lean on purpose: runs inside the PreToolUse hook (stdlib only).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from typing import Any
+
+from zen.guard.words import (
+    MARK,
+    MARK_ALL,
+    MARK_NOGLOB,
+    UNK,
+    UNMARK,
+    UNMARK_T,
+    Cmd,
+    State,
+    Word,
+    brace_expand,
+    decode_ansi_c,
+    dq_unescape,
+    is_secret_name,
+    join,
+    lit,
+)
+
+
+class _Buf:
+    __slots__ = ("parts", "procsub", "quoted", "secret", "subst")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.secret = False
+        self.subst = False
+        self.procsub = False
+        self.quoted = False
+
+
+
+class Expander:
+    """Simple commands and words; the walker (shell.Walker) supplies the statements."""
+
+    sink: Callable[[Cmd], None]
+    home: str | None
+    env: dict[str, str]
+    src: bytes
+    visited: set[int]
+    _stdin: tuple[str, Cmd | str | None, str | None] | None
+    _last: Cmd | None
+
+    def nested(self, node: Any, st: State) -> None:
+        """Run every command/process substitution inside `node` (Walker)."""
+        raise NotImplementedError
+
+    def _substitution(self, node: Any, st: State) -> None:
+        """Run one $(...), `...`, <(...) or >(...) (Walker)."""
+        raise NotImplementedError
+
+    def text(self, node: Any) -> str:
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+    # -- simple commands -------------------------------------------------------------------------
+    def _emit(self, cmd: Cmd) -> None:
+        self._last = cmd
+        self.sink(cmd)
+
+    def _assignment(self, node: Any, st: State) -> tuple[str, Word]:
+        name_node = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        name = self.text(name_node) if name_node is not None else ""
+        if name_node is not None and name_node.type == "subscript":
+            self.nested(name_node, st)
+            name = self.text(name_node.child_by_field_name("name") or name_node)
+        if value is None:
+            return name, Word("", "")
+        if value.type == "array":
+            self.nested(value, st)
+            return name, Word(UNK, self.text(value))
+        words = self.word(value, st, assignment=True)
+        if len(words) != 1:
+            return name, Word(UNK, self.text(value))
+        return name, words[0]
+
+    def _command(self, node: Any, st: State, outer_redirects: list[Any]) -> tuple[State, State]:
+        self.visited.add(node.id)
+        assigns: list[tuple[str, Word]] = []
+        redirects = list(outer_redirects)
+        arg_nodes: list[Any] = []
+        name_node = None
+        for c in node.children:
+            t = c.type
+            if t == "variable_assignment" and name_node is None:
+                assigns.append(self._assignment(c, st))
+            elif t == "command_name":
+                name_node = c
+                arg_nodes.append(c)
+            elif t in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                redirects.append(c)
+            elif t == "comment":
+                continue
+            else:
+                arg_nodes.append(c)
+        # tree-sitter hangs words that follow a redirect (`echo > f hi`) on the redirect as extra
+        # destinations: they are arguments of the command.
+        for r in redirects:
+            if r.type == "file_redirect":
+                dests = [c for i, c in enumerate(r.children) if r.field_name_for_child(i) == "destination"]
+                arg_nodes.extend(dests[1:])
+        arg_nodes.sort(key=lambda n: n.start_byte)
+        words: list[Word] = []
+        group: list[Any] = []
+        for n in arg_nodes:   # adjacent nodes with no space between them are one word
+            if group and group[-1].end_byte != n.start_byte:
+                words.extend(self._group_word(group, st))
+                group = []
+            group.append(n)
+        if group:
+            words.extend(self._group_word(group, st))
+        cmd = Cmd("simple", words, st, self.text(node))
+        cmd.assigns = assigns
+        self._apply_redirects(cmd, redirects, st)
+        if cmd.stdin is None and self._stdin is not None:
+            cmd.stdin, cmd.piped_from, cmd.stdin_text = self._stdin
+        self._emit(cmd)
+        return self._effect(cmd, st)
+
+    def _group_word(self, group: list[Any], st: State) -> list[Word]:
+        buf = _Buf()
+        for n in group:
+            if n.type == "command_name":
+                for c in n.children:
+                    self._piece(c, st, buf, False)
+            else:
+                self._piece(n, st, buf, False)
+        raw = self.src[group[0].start_byte:group[-1].end_byte].decode("utf-8", "surrogateescape")
+        return self._finish(buf, st, raw)
+
+    def _apply_redirects(self, cmd: Cmd, redirects: list[Any], st: State) -> None:
+        for r in redirects:
+            if r.type == "file_redirect":
+                op = ""
+                dest = None
+                for i, c in enumerate(r.children):
+                    field = r.field_name_for_child(i)
+                    if field == "destination":
+                        if dest is None:
+                            dest = c
+                    elif not c.is_named:
+                        op = c.type
+                if dest is None:       # `>&-` closes a descriptor
+                    continue
+                ws = self.word(dest, st)
+                target = ws[0] if len(ws) == 1 else Word(UNK, self.text(dest))
+                if op in (">&", "<&") and (dest.type == "number" or target.text in ("-",) or
+                                           target.text.isdigit()):
+                    continue           # descriptor duplication, not a file
+                if op in ("<",):
+                    cmd.reads.append(target)
+                    cmd.stdin = "file"
+                elif op in (">", ">>", ">|", "&>", "&>>", ">&", "<>"):
+                    cmd.writes.append((target, op in (">>", "&>>")))
+                    if op == "<>":
+                        cmd.reads.append(target)
+                else:
+                    cmd.writes.append((Word(UNK, self.text(r)), False))
+            elif r.type == "herestring_redirect":
+                parts = [c for c in r.named_children]
+                texts: list[str] = []
+                for p in parts:
+                    texts.extend(w.text for w in self.word(p, st))
+                cmd.stdin = "herestring"
+                cmd.stdin_text = " ".join(texts)
+            elif r.type == "heredoc_redirect":
+                cmd.stdin = "heredoc"
+                cmd.stdin_text = self._heredoc_text(r, st)
+                for c in r.named_children:
+                    if c.type == "file_redirect":
+                        self._apply_redirects(cmd, [c], st)
+
+    def _heredoc_text(self, r: Any, st: State) -> str:
+        start = r.child_by_field_name("start") or next(
+            (c for c in r.children if c.type == "heredoc_start"), None)
+        body = next((c for c in r.children if c.type == "heredoc_body"), None)
+        if body is None:
+            return ""
+        delim = self.text(start) if start is not None else ""
+        quoted = any(q in delim for q in "'\"\\")
+        strip_tabs = any(c.type == "<<-" for c in r.children)
+        if quoted:
+            text = self.text(body)
+        else:
+            # An unquoted heredoc expands $var, $(cmd) and `cmd` in its body.
+            pieces: list[str] = []
+            pos = body.start_byte
+            for c in body.children:
+                if c.start_byte > pos:
+                    pieces.append(dq_unescape(self.src[pos:c.start_byte].decode("utf-8", "surrogateescape")))
+                if c.type == "heredoc_content" or not c.is_named:
+                    pieces.append(dq_unescape(self.text(c)))
+                else:
+                    buf = _Buf()
+                    self._piece(c, st, buf, True)
+                    pieces.append("".join(buf.parts).translate(UNMARK_T))
+                pos = c.end_byte
+            if body.end_byte > pos:
+                pieces.append(dq_unescape(self.src[pos:body.end_byte].decode("utf-8", "surrogateescape")))
+            text = "".join(pieces)
+        if strip_tabs:
+            text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
+        return text
+
+    def _effect(self, cmd: Cmd, st: State) -> tuple[State, State]:
+        """How a simple command changes what the walker knows (cd, assignments, read, ...)."""
+        words = cmd.words
+        if not words:
+            new = st.set_vars((n, w.text if w.known else None) for n, w in cmd.assigns)
+            return new, new
+        name = words[0].text
+        args = words[1:]
+        if name in ("cd", "pushd"):
+            return self._cd(args, st)
+        if name == "popd":
+            new = st.copy(cwds=(None,))
+            return new, join(st, new)
+        if name in st.funcs:
+            new = State((None,), {}, dict(st.links), st.funcs, None, True)
+            return new, new
+        if name in ("source", ".", "eval"):
+            new = st.copy(vars={}, opaque=True)
+            return new, new
+        if name in ("read", "mapfile", "readarray", "getopts", "let", "printf", "export",
+                    "declare", "typeset", "local", "readonly"):
+            names = {"REPLY", "MAPFILE", "OPTARG", "OPTIND"}
+            for a in args:
+                if a.known:
+                    names.add(a.text.split("=", 1)[0].split("[", 1)[0])
+            if name == "printf" and not any(a.text == "-v" for a in args):
+                return st, st
+            new = st.set_vars((n, None) for n in names)
+            return new, new
+        if name == "ln":
+            return self._ln(args, st)
+        return st, st
+
+    def _cd(self, args: list[Word], st: State) -> tuple[State, State]:
+        targets = [a for a in args if not (a.known and a.text.startswith("-") and a.text != "-")]
+        if not targets:
+            home = self.lookup("HOME", st)
+            new_cwds: tuple[str | None, ...] = (home,) if home else (None,)
+        else:
+            t = targets[0]
+            if t.known and t.text == "-":
+                new_cwds = (st.oldpwd,)
+            elif not t.known or t.glob:
+                new_cwds = (None,)
+            elif t.text.startswith("/"):
+                new_cwds = (posixpath.normpath(t.text),)
+            else:
+                new_cwds = tuple(None if c is None else posixpath.normpath(posixpath.join(c, t.text))
+                                 for c in st.cwds)
+        new = st.copy(cwds=new_cwds, oldpwd=st.cwd)
+        return new, join(st, new)   # cd may fail and leave the cwd where it was
+
+    def _ln(self, args: list[Word], st: State) -> tuple[State, State]:
+        symbolic = False
+        pos: list[Word] = []
+        target_dir = None
+        it = iter(args)
+        for a in it:
+            if a.known and a.text.startswith("-") and len(a.text) > 1 and not pos:
+                if a.text in ("-t", "--target-directory"):
+                    target_dir = next(it, None)
+                elif a.text.startswith("--target-directory="):
+                    target_dir = lit(a.text.split("=", 1)[1])
+                elif a.text == "--symbolic" or (not a.text.startswith("--") and "s" in a.text):
+                    symbolic = True
+                continue
+            pos.append(a)
+        cwd = st.cwd
+        if not symbolic or cwd is None or target_dir is not None or not 1 <= len(pos) <= 2:
+            return st, st
+        if not all(p.known and not p.glob for p in pos):
+            return st, st
+        target = pos[0].text
+        link = pos[1].text if len(pos) == 2 else posixpath.basename(target.rstrip("/"))
+        link_abs = posixpath.normpath(posixpath.join(cwd, link))
+        target_abs = posixpath.normpath(posixpath.join(posixpath.dirname(link_abs), target))
+        links = dict(st.links)
+        links[link_abs] = target_abs
+        new = st.copy(links=links)
+        return new, new
+
+    # -- words -----------------------------------------------------------------------------------
+    def lookup(self, name: str, st: State) -> str | None:
+        if name in st.vars:
+            return st.vars[name]
+        if st.opaque:
+            return None
+        if name == "PWD":
+            return st.cwd
+        if name == "OLDPWD":
+            return st.oldpwd
+        if name == "HOME":
+            return self.home
+        return self.env.get(name)
+
+    def word(self, node: Any, st: State, assignment: bool = False) -> list[Word]:
+        buf = _Buf()
+        self._piece(node, st, buf, False)
+        return self._finish(buf, st, self.text(node), assignment)
+
+    def _finish(self, buf: _Buf, st: State, raw: str, assignment: bool = False) -> list[Word]:
+        marked = "".join(buf.parts)
+        if not marked and not buf.quoted:
+            return []           # an unquoted expansion to nothing disappears
+        variants = brace_expand(marked) if ("{" in marked and not assignment) else [marked]
+        out = []
+        for m in variants:
+            if m.startswith("~") or (assignment and "~" in m):
+                m = self._tilde(m, st, assignment)
+            glob = any(c in m for c in "*?[")
+            out.append(Word(m.translate(UNMARK_T), raw, glob, buf.secret, buf.subst, buf.procsub))
+        return out
+
+    def _tilde(self, m: str, st: State, assignment: bool) -> str:
+        def one(seg: str) -> str:
+            if not seg.startswith("~"):
+                return seg
+            end = seg.find("/")
+            user = seg[1:] if end < 0 else seg[1:end]
+            rest = "" if end < 0 else seg[end:]
+            if any(ch in UNMARK or ch == UNK for ch in user):
+                return seg
+            if user == "":
+                home = self.lookup("HOME", st)
+            elif user == "+":
+                home = st.cwd
+            elif user == "-":
+                home = st.oldpwd
+            else:
+                home = None
+            return (home.translate(MARK_ALL) if home is not None else UNK) + rest
+        if assignment:   # VAR=~/a:~/b expands after = and each :
+            return ":".join(one(s) for s in m.split(":"))
+        return one(m)
+
+    def _piece(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
+        t = node.type
+        if not node.is_named:
+            text = self.text(node)
+            buf.parts.append(dq_unescape(text).translate(MARK_ALL) if quoted else text)
+            return
+        if t == "word":
+            self._unquoted(self.text(node), buf, quoted)
+        elif t == "raw_string":
+            buf.quoted = True
+            buf.parts.append(self.text(node)[1:-1].translate(MARK_ALL))
+        elif t == "string":
+            buf.quoted = True
+            self._string(node, st, buf)
+        elif t == "ansi_c_string":
+            buf.quoted = True
+            buf.parts.append(decode_ansi_c(self.text(node)[2:-1]).translate(MARK_ALL))
+        elif t == "translated_string":
+            buf.quoted = True
+            for c in node.named_children:
+                self._piece(c, st, buf, True)
+        elif t == "concatenation":
+            for c in node.children:
+                self._piece(c, st, buf, quoted)
+        elif t == "simple_expansion":
+            names = [c for c in node.named_children]
+            name = self.text(names[0]) if names else ""
+            if names and names[0].type == "variable_name":
+                self._var(name, st, buf, quoted)
+            else:
+                buf.parts.append(UNK)    # $1 $@ $? $$ ...
+        elif t == "expansion":
+            self._expansion(node, st, buf, quoted)
+        elif t == "command_substitution":
+            self._command_substitution(node, st, buf, quoted)
+        elif t == "process_substitution":
+            self._substitution(node, st)
+            buf.procsub = True
+            buf.parts.append("/dev/fd/63")
+        elif t in ("number", "extglob_pattern", "regex", "brace_expression", "variable_name",
+                   "special_variable_name", "test_operator", "file_descriptor", "heredoc_content",
+                   "string_content"):
+            if quoted:
+                buf.parts.append(dq_unescape(self.text(node)).translate(MARK_ALL))
+            else:
+                self._unquoted(self.text(node), buf, False)
+        else:
+            self.nested(node, st)
+            buf.parts.append(UNK)
+
+    def _unquoted(self, raw: str, buf: _Buf, quoted: bool) -> None:
+        if quoted:
+            buf.parts.append(raw.translate(MARK_ALL))
+            return
+        if "\\" not in raw:
+            buf.parts.append(raw)
+            return
+        out: list[str] = []
+        i, n = 0, len(raw)
+        while i < n:
+            c = raw[i]
+            if c == "\\" and i + 1 < n:
+                nxt = raw[i + 1]
+                if nxt != "\n":
+                    out.append(MARK.get(nxt, nxt))
+                    buf.quoted = True
+                i += 2
+            else:
+                out.append(c)
+                i += 1
+        buf.parts.append("".join(out))
+
+    def _string(self, node: Any, st: State, buf: _Buf) -> None:
+        kids = node.children
+        start = node.start_byte + 1
+        end = node.end_byte - 1
+        pos = start
+        for c in kids:
+            if not c.is_named and c.type == '"' and (c.start_byte == node.start_byte or
+                                                     c.end_byte == node.end_byte):
+                continue
+            if c.start_byte > pos:
+                gap = self.src[pos:c.start_byte].decode("utf-8", "surrogateescape")
+                buf.parts.append(dq_unescape(gap).translate(MARK_ALL))
+            if c.type in ("command_substitution", "arithmetic_expansion"):
+                text = self.text(c)
+                lead = len(text) - len(text.lstrip())
+                if lead:   # tree-sitter folds the blank before `$(` into the node
+                    buf.parts.append(text[:lead])
+            self._piece(c, st, buf, True)
+            pos = max(pos, c.end_byte)
+        if end > pos:
+            gap = self.src[pos:end].decode("utf-8", "surrogateescape")
+            buf.parts.append(dq_unescape(gap).translate(MARK_ALL))
+
+    def _var(self, name: str, st: State, buf: _Buf, quoted: bool) -> None:
+        if is_secret_name(name):
+            buf.secret = True
+        self._append_value(buf, self.lookup(name, st), quoted)
+
+    @staticmethod
+    def _append_value(buf: _Buf, value: str | None, quoted: bool) -> None:
+        """An expansion's static value as part of a word (UNK when unknown)."""
+        if value is None:
+            buf.parts.append(UNK)
+        elif quoted:
+            buf.parts.append(value.translate(MARK_ALL))
+        elif any(c in value for c in " \t\n"):
+            buf.parts.append(UNK)      # word splitting would cut it: give up on the word
+        else:
+            buf.parts.append(value.translate(MARK_NOGLOB))
+
+    def _expansion(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
+        named = node.named_children
+        anon = [c.type for c in node.children if not c.is_named]
+        for c in named:
+            if c.type == "variable_name" and is_secret_name(self.text(c)):
+                buf.secret = True
+            if c.type == "subscript":
+                n = c.child_by_field_name("name")
+                if n is not None and is_secret_name(self.text(n)):
+                    buf.secret = True
+        if len(named) == 1 and named[0].type == "variable_name" and anon == ["${", "}"]:
+            self._var(self.text(named[0]), st, buf, quoted)
+            return
+        for c in named:
+            self.nested(c, st)
+        buf.parts.append(UNK)
+
+    def _command_substitution(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
+        buf.subst = True
+        self._substitution(node, st)
+        self._append_value(buf, self._static_substitution(node, st), quoted)
+
+    def _static_substitution(self, node: Any, st: State) -> str | None:
+        """$(pwd), $(dirname X), $(basename X), $(echo X): values bash would compute for sure."""
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1 or inner[0].type != "command":
+            return None
+        cmd = inner[0]
+        parts: list[Word] = []
+        sink, self.sink = self.sink, lambda c: None
+        saved_visited = set(self.visited)
+        try:
+            for c in cmd.children:
+                if c.type == "command_name":
+                    for cc in c.children:
+                        parts.extend(self.word(cc, st))
+                elif c.is_named and c.type not in ("variable_assignment", "file_redirect",
+                                                   "heredoc_redirect", "herestring_redirect"):
+                    parts.extend(self.word(c, st))
+                elif c.type != "command_name" and c.is_named:
+                    return None
+        finally:
+            self.sink = sink
+            self.visited = saved_visited | self.visited
+        if not parts or not all(p.known and not p.glob for p in parts):
+            return None
+        name, args = parts[0].text, [p.text for p in parts[1:]]
+        if name == "pwd" and not args:
+            return st.cwd
+        if name == "dirname" and len(args) == 1:
+            return posixpath.dirname(args[0].rstrip("/")) or ("/" if args[0].startswith("/") else ".")
+        if name == "basename" and len(args) == 1:
+            return posixpath.basename(args[0].rstrip("/"))
+        if name == "echo" and not any(a.startswith("-") for a in args):
+            return " ".join(args)
+        return None

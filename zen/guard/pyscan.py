@@ -1,0 +1,371 @@
+"""What Python code handed to an interpreter would do (`python -c`, heredocs, exec of literals).
+
+Parsed for real with `ast`: shell and argv calls (os.system, subprocess, os.exec*, sh.*) are
+judged as commands, file calls (shutil.rmtree, open(..., "w"), Path.write_text, ...) get the
+path rules, SQL passed to execute() is checked, network calls reach the host rules, and code or
+arguments whose value cannot be worked out statically are denied. Every finding goes through the
+analyser's callbacks (`an`), so a command inside Python is checked exactly like one typed at the
+prompt.
+
+Imported by the interpreter rules only (zen/guard/rules/interp.py), so `ast` loads only when a
+command runs Python.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from zen.guard.sqlscan import destructive_sql
+from zen.guard.words import is_secret_name
+
+_SHELL_CALLS = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+                "commands.getoutput", "asyncio.create_subprocess_shell", "pexpect.run",
+                "pexpect.spawn", "os.popen2", "os.popen3", "os.popen4", "popen2.popen2"}
+_ARGV_CALLS = {"subprocess.run", "subprocess.call", "subprocess.check_call",
+               "subprocess.check_output", "subprocess.Popen", "asyncio.create_subprocess_exec",
+               "pty.spawn", "os.spawnv", "os.spawnvp", "os.spawnve", "os.spawnvpe", "os.execv",
+               "os.execvp", "os.execve", "os.execvpe", "os.posix_spawn", "os.posix_spawnp",
+               "sh.Command", "plumbum.local", "sarge.run", "delegator.run"}
+_ARGV_SPREAD = {"os.execl", "os.execlp", "os.execle", "os.execlpe", "os.spawnl", "os.spawnlp",
+                "os.spawnle", "os.spawnlpe"}
+_DELETE_CALLS = {"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs",
+                 "send2trash.send2trash", "send2trash", "distutils.dir_util.remove_tree",
+                 "pathlib.Path.unlink", "pathlib.Path.rmdir"}
+_WRITE_CALLS = {"os.truncate", "os.mkdir", "os.makedirs", "os.mknod", "os.mkfifo", "os.chown",
+                "os.lchown", "os.utime", "shutil.chown"}
+_MOVE_CALLS = {"os.rename", "os.replace", "os.renames", "shutil.move"}
+_COPY_CALLS = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree",
+               "shutil.copymode", "shutil.copystat", "os.link", "os.symlink"}
+_EXEC_CALLS = {"exec", "eval", "compile", "execfile", "builtins.exec", "builtins.eval",
+               "runpy.run_path", "runpy.run_module", "code.interact", "marshal.loads",
+               "pickle.loads", "cPickle.loads", "dill.loads"}
+_IMPORT_CALLS = {"__import__", "importlib.import_module"}
+_NET_CALLS = ("requests.", "httpx.", "urllib.request.", "urllib2.", "urllib.urlopen", "aiohttp.",
+              "http.client.", "httplib.", "urllib3.", "socket.create_connection", "pycurl.",
+              "smtplib.", "ftplib.", "telnetlib.", "websocket.", "websockets.")
+_PATH_METHODS_DELETE = {"unlink", "rmdir", "rmtree"}
+_PATH_METHODS_WRITE = {"write_text", "write_bytes", "touch", "mkdir", "chmod", "symlink_to",
+                       "hardlink_to", "rename", "replace", "lchmod"}
+_PATH_RETURNING = {"home", "cwd", "joinpath", "expanduser", "resolve", "absolute", "with_name",
+                   "with_suffix", "parent"}
+_SQL_METHODS = {"execute", "executemany", "executescript", "exec_driver_sql", "raw", "query",
+                "text", "mogrify", "run_sql", "sql"}
+_PRINTERS = {"print", "pprint", "pprint.pprint", "sys.stdout.write", "sys.stderr.write",
+             "logging.info", "logging.warning", "logging.error", "logging.debug", "json.dumps",
+             "json.dump", "repr", "str"}
+
+
+def _dotted(node: Any, aliases: dict[str, str]) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(aliases.get(node.id, node.id))
+    elif isinstance(node, ast.Call):
+        inner = _dotted(node.func, aliases)
+        if inner in ("Path", "pathlib.Path", "PurePath", "pathlib.PosixPath", "PosixPath") or (
+                inner.startswith("pathlib.Path.") and inner.rsplit(".", 1)[1] in _PATH_RETURNING):
+            parts.append("pathlib.Path")
+        else:
+            parts.append("?")
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        parts.append("pathlib.Path")
+    else:
+        parts.append("?")
+    return ".".join(reversed(parts))
+
+
+class _PyEval:
+    """Static values of Python expressions: literals, concatenation, os.path.join, Path / ..."""
+
+    def __init__(self, an: Any, aliases: dict[str, str], consts: dict[str, Any]) -> None:
+        self.an = an
+        self.aliases = aliases
+        self.consts = consts
+
+    def value(self, node: Any) -> Any:
+        import ast
+
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.consts.get(node.id)
+        if isinstance(node, ast.JoinedStr):
+            out = []
+            for v in node.values:
+                if isinstance(v, ast.Constant):
+                    out.append(str(v.value))
+                elif isinstance(v, ast.FormattedValue):
+                    inner = self.value(v.value)
+                    if not isinstance(inner, (str, int)):
+                        return None
+                    out.append(str(inner))
+            return "".join(out)
+        if isinstance(node, ast.BinOp):
+            left, right = self.value(node.left), self.value(node.right)
+            if isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str):
+                return left + right
+            if isinstance(node.op, ast.Div) and isinstance(left, str) and isinstance(right, str):
+                return left.rstrip("/") + "/" + right if not right.startswith("/") else right
+            if isinstance(node.op, ast.Mod) and isinstance(left, str):
+                return None
+            return None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [self.value(e) for e in node.elts]
+            return items if all(isinstance(i, (str, int)) for i in items) else None
+        if isinstance(node, ast.Call):
+            fn = _dotted(node.func, self.aliases)
+            args = [self.value(a) for a in node.args]
+            if fn in ("os.path.join", "posixpath.join", "pathlib.Path", "Path", "pathlib.PurePath",
+                      "pathlib.PosixPath") and all(isinstance(a, str) for a in args):
+                if not args:
+                    return "."
+                out = args[0]
+                for a in args[1:]:
+                    out = a if a.startswith("/") else out.rstrip("/") + "/" + a
+                return out
+            if fn in ("os.path.expanduser", "pathlib.Path.expanduser") and args and isinstance(args[0], str):
+                home = self.an.user_home
+                return (home + args[0][1:]) if args[0].startswith("~") and home else args[0]
+            if fn in ("pathlib.Path.home", "Path.home"):
+                return self.an.user_home
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("joinpath", "expanduser",
+                                                                            "resolve", "absolute"):
+                base = self.value(node.func.value)
+                if isinstance(base, str) and all(isinstance(a, str) for a in args):
+                    if node.func.attr == "expanduser":
+                        home = self.an.user_home
+                        return (home + base[1:]) if base.startswith("~") and home else base
+                    joined = base
+                    for a in args:
+                        joined = a if a.startswith("/") else joined.rstrip("/") + "/" + a
+                    return joined
+            if fn in ("os.getcwd", "pathlib.Path.cwd", "Path.cwd"):
+                return "."
+            if fn in ("str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath") and args:
+                return args[0] if isinstance(args[0], str) else None
+            if fn.endswith(".decode") or fn.endswith(".b64decode") or fn.startswith("codecs."):
+                return None
+            return None
+        if isinstance(node, ast.Subscript):
+            base = _dotted(node.value, self.aliases)
+            key = self.value(node.slice)
+            if base == "os.environ" and key == "HOME":
+                return self.an.user_home
+            return None
+        return None
+
+
+def scan_python(an: Any, code: str, where: str) -> None:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        an.deny("opaque.exec", f"{where}: Python code that does not parse cannot be checked")
+        return
+    aliases: dict[str, str] = {}
+    consts: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    ev = _PyEval(an, aliases, consts)
+    for node in ast.walk(tree):   # simple `x = "literal"` assignments, once each
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in consts:
+                consts[name] = None   # assigned twice: unknown
+            else:
+                consts[name] = ev.value(node.value)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            an.literal(node.value, where)
+        elif isinstance(node, ast.Call):
+            _py_call(an, ev, node, aliases, where)
+
+
+def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: str) -> None:
+    fn = _dotted(node.func, aliases)
+    args = node.args
+    first = args[0] if args else None
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _SQL_METHODS and first is not None:
+        sql = ev.value(first)
+        if isinstance(sql, str):
+            bad = destructive_sql(sql)
+            if bad:
+                an.deny("sql.destructive", f"{where}: destructive SQL ({bad})")
+        elif node.func.attr in ("execute", "executescript", "executemany", "exec_driver_sql"):
+            an.deny("sql.unresolved", f"{where}: SQL only known at run time")
+    if _py_runs(an, ev, node, fn, where) or _py_files(an, ev, node, fn, where):
+        return
+    _py_other(an, ev, node, fn, aliases, where)
+
+
+def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
+    """Calls that run code or commands (exec, os.system, subprocess, os.exec*, sh.*)."""
+    args = node.args
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    first = args[0] if args else None
+    if fn in _EXEC_CALLS or fn in _IMPORT_CALLS:
+        value = ev.value(first) if first is not None else None
+        if fn in ("exec", "eval", "compile", "builtins.exec", "builtins.eval") and isinstance(value, str):
+            scan_python(an, value, where)
+        elif fn in _IMPORT_CALLS and isinstance(value, str):
+            pass
+        else:
+            an.deny("opaque.exec", f"{where}: {fn}() runs code the guardian cannot see")
+        return True
+    if fn in _SHELL_CALLS or (fn in _ARGV_CALLS and _truthy(kw.get("shell"))):
+        value = ev.value(first) if first is not None else None
+        if isinstance(value, str):
+            an.shell_string(value, where)
+        elif isinstance(value, list):
+            an.shell_string(" ".join(str(v) for v in value), where)
+        else:
+            an.deny("shell.unresolved", f"{where}: {fn}() runs a command the guardian cannot resolve")
+        return True
+    if fn in _ARGV_CALLS or fn in _ARGV_SPREAD or fn.startswith("sh."):
+        if fn.startswith("os.exec") or fn.startswith("os.spawn"):
+            # os.execv(path, argv) / os.spawnv(mode, path, argv): the argv list holds the program
+            values = [ev.value(a) for a in args]
+            flat: list[Any] = []
+            for v in values:
+                flat.extend(v if isinstance(v, list) else [v])
+            strs = [v for v in flat if isinstance(v, str)]
+            if len(strs) != len([v for v in flat if not isinstance(v, int)]) or not strs:
+                an.deny("shell.unresolved", f"{where}: {fn}() runs a program the guardian cannot resolve")
+                return True
+            an.argv(strs[1:] if len(strs) > 1 else strs, where)
+            return True
+        if fn.startswith("sh.") and fn != "sh.Command":
+            prog = fn.split(".", 1)[1]
+            rest = [ev.value(a) for a in args]
+            if not all(isinstance(v, (str, int)) for v in rest):
+                an.deny("shell.unresolved", f"{where}: {fn}() takes arguments the guardian cannot resolve")
+                return True
+            an.argv([prog, *[str(v) for v in rest]], where)
+            return True
+        value = ev.value(first) if first is not None else ev.value(kw.get("args")) if "args" in kw else None
+        if isinstance(value, str):
+            an.argv([value], where)
+        elif isinstance(value, list):
+            an.argv([str(v) for v in value], where)
+        else:
+            an.deny("shell.unresolved", f"{where}: {fn}() runs a command the guardian cannot resolve")
+        return True
+    return False
+
+
+def _py_files(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
+    """Calls that delete, move, copy, write, chmod, open or list files."""
+    args = node.args
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    first = args[0] if args else None
+    if fn in _DELETE_CALLS or (fn.startswith("pathlib.Path.") and fn.rsplit(".", 1)[1] in _PATH_METHODS_DELETE):
+        target = _path_arg(ev, node, fn)
+        an.py_path(target, "delete", f"{where}: {fn}()")
+        return True
+    if fn in _MOVE_CALLS:
+        an.py_path(ev.value(first) if first is not None else None, "delete", f"{where}: {fn}()")
+        an.py_path(ev.value(args[1]) if len(args) > 1 else None, "write", f"{where}: {fn}()")
+        return True
+    if fn in _COPY_CALLS:
+        an.py_path(ev.value(first) if first is not None else None, "read", f"{where}: {fn}()")
+        an.py_path(ev.value(args[1]) if len(args) > 1 else None, "write", f"{where}: {fn}()")
+        return True
+    if fn in _WRITE_CALLS or (fn.startswith("pathlib.Path.") and fn.rsplit(".", 1)[1] in _PATH_METHODS_WRITE):
+        an.py_path(_path_arg(ev, node, fn), "write", f"{where}: {fn}()")
+        if fn.endswith("chmod"):
+            mode = ev.value(args[-1]) if args else None
+            an.py_mode(mode, where)
+        return True
+    if fn in ("os.chmod", "os.lchmod", "os.fchmod"):
+        an.py_path(ev.value(first) if first is not None else None, "write", f"{where}: {fn}()")
+        an.py_mode(ev.value(args[1]) if len(args) > 1 else ev.value(kw.get("mode")), where)
+        return True
+    if fn in ("open", "io.open", "codecs.open", "builtins.open", "os.open", "pathlib.Path.open",
+              "aiofiles.open"):
+        if fn == "pathlib.Path.open":
+            path = _path_arg(ev, node, fn)
+            mode = ev.value(first) if first is not None else ev.value(kw.get("mode", ast.Constant("r")))
+        else:
+            path = ev.value(first) if first is not None else ev.value(kw.get("file"))
+            mode_node = args[1] if len(args) > 1 else kw.get("mode") or kw.get("flags")
+            mode = ev.value(mode_node) if mode_node is not None else "r"
+        writes = mode is None or (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(mode, int) and mode & 0o3)
+        an.py_path(path, "write" if writes else "read", f"{where}: {fn}()")
+        return True
+    if fn.startswith("pathlib.Path.") and fn.rsplit(".", 1)[1] in ("read_text", "read_bytes", "iterdir", "glob", "rglob"):
+        an.py_path(_path_arg(ev, node, fn), "read", f"{where}: {fn}()")
+        return True
+    return False
+
+
+def _py_other(an: Any, ev: _PyEval, node: Any, fn: str, aliases: dict[str, str], where: str) -> None:
+    """Archive extraction, .env loaders, network clients, printing the environment."""
+    args = node.args
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    first = args[0] if args else None
+    if fn.endswith("extractall") or fn.endswith(".extract"):
+        path = ev.value(first) if first is not None else ev.value(kw.get("path")) if "path" in kw else "."
+        an.py_path(path, "write", f"{where}: {fn}()")
+        return
+    if fn in ("dotenv.dotenv_values", "dotenv.load_dotenv", "dotenv_values", "load_dotenv",
+              "dotenv.main.dotenv_values", "environs.Env.read_env"):
+        an.deny("creds.read", f"{where}: {fn}() reads a .env file")
+        return
+    if fn.startswith(_NET_CALLS) or fn.rsplit(".", maxsplit=1)[-1] in ("urlopen",):
+        an.py_net(fn, [ev.value(a) for a in args] + [ev.value(v) for v in kw.values()], where)
+        return
+    if fn in _PRINTERS:
+        for a in [*args, *kw.values()]:
+            if _mentions_environ(a, aliases, True):
+                an.deny("creds.env-dump", f"{where}: prints the environment or a secret variable")
+                return
+
+
+def _truthy(node: Any) -> bool:
+    return node is not None and not (isinstance(node, ast.Constant) and not node.value)
+
+
+def _path_arg(ev: _PyEval, node: Any, fn: str) -> Any:
+    if fn.startswith("pathlib.Path.") and isinstance(node.func, ast.Attribute):
+        base = node.func.value
+        value = ev.value(base)
+        if value is not None:
+            return value
+        if isinstance(base, ast.Call):
+            inner = [ev.value(a) for a in base.args]
+            if inner and all(isinstance(v, str) for v in inner):
+                out = inner[0]
+                for v in inner[1:]:
+                    out = v if v.startswith("/") else out.rstrip("/") + "/" + v
+                return out
+        return None
+    if node.args:
+        return ev.value(node.args[0])
+    for k in node.keywords:
+        if k.arg in ("path", "src", "file", "name"):
+            return ev.value(k.value)
+    return None
+
+
+def _mentions_environ(node: Any, aliases: dict[str, str], top: bool) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and _dotted(sub, aliases) == "os.environ":
+            return True
+        if isinstance(sub, ast.Call):
+            fn = _dotted(sub.func, aliases)
+            if fn in ("os.getenv", "os.environ.get") and sub.args and isinstance(sub.args[0], ast.Constant) \
+                    and isinstance(sub.args[0].value, str) and is_secret_name(sub.args[0].value):
+                return True
+        if isinstance(sub, ast.Subscript) and _dotted(sub.value, aliases) == "os.environ":
+            key = sub.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_secret_name(key.value):
+                return True
+    return False

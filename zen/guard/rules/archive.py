@@ -1,0 +1,84 @@
+"""Archives: tar, zip/7z/rar/cpio/pax/ar, unzip.
+
+What they read is checked for credential stores, where they extract or write for the path
+rules, and options that run a program (--to-command, --checkpoint-action=exec, zip -TT) are
+denied.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zen.guard.options import has, split_opts, val
+from zen.guard.paths import norm
+from zen.guard.words import Cmd, State, Word, lit
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+
+def tar(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    words = list(args)
+    if words and words[0].known and not words[0].text.startswith("-") and words[0].text:
+        words = [lit("-" + words[0].text), *words[1:]]   # tar czf ...: old-style bundled options
+    opts, pos = split_opts(words, "fCbHKLNTXgIV", frozenset({
+        "--file", "--directory", "--exclude", "--files-from", "--exclude-from", "--transform",
+        "--xform", "--use-compress-program", "--to-command", "--checkpoint-action",
+        "--info-script", "--new-volume-script", "--rsh-command", "--owner", "--group", "--mode",
+        "--format", "--label", "--newer", "--after-date", "--index-file", "--listed-incremental"}))
+    for key in ("--to-command", "--checkpoint-action", "--info-script", "--new-volume-script",
+                "--rsh-command", "--use-compress-program", "-I", "-F"):
+        v = val(opts, key)
+        if v is not None:
+            if key in {"-I", "--use-compress-program"}:
+                if v.text.split()[0] in ("gzip", "bzip2", "xz", "zstd", "lz4", "pigz", "lzip", "lzma",
+                                         "zstd -T0", "pixz", "pbzip2"):
+                    continue
+            if key == "--checkpoint-action" and not v.text.startswith(("exec", "sh")):
+                continue
+            an.deny("opaque.exec", f"`tar {key}` runs a program")
+    f = val(opts, "-f", "--file")
+    extracting = has(opts, "-x", "--extract", "--get")
+    creating = has(opts, "-c", "--create", "-r", "--append", "-u", "--update")
+    cdir = val(opts, "-C", "--directory")
+    if extracting:
+        an.ro("`tar -x`")
+        dest = cdir if cdir is not None else lit(".")
+        an.write_word(Word(dest.text.rstrip("/") + "/x", dest.raw), st, "`tar -x` extracts into")
+        if f is not None:
+            an.read_word(f, st)
+    elif creating:
+        base = st.copy(cwds=(norm(cdir.text, st.cwd),)) if cdir is not None and cdir.known else st
+        for p in pos:
+            an.read_word(p, base, recursive=True)
+        if f is not None and f.text != "-":
+            an.ro("`tar -c`")
+            an.write_word(f, st, "`tar` writes")
+    else:
+        for p in pos:
+            an.read_word(p, st)
+
+
+def archive(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    opts, pos = split_opts(args, "xibnt" if name == "zip" else "", frozenset())
+    if name == "zip" and ((has(opts, "-T") and val(opts, "--unzip-command") is not None) or
+                          any(a.text in ("-TT", "--unzip-command") for a in args)):
+        an.deny("opaque.exec", "`zip -TT` runs a program")
+    if pos:
+        if name in ("7z", "7za", "rar") and pos[0].text in ("x", "e"):
+            return
+        if name in ("7z", "7za", "rar") and pos[0].text in ("a", "u"):
+            pos = pos[1:]
+        an.write_word(pos[0], st, f"`{name}` writes")
+        for p in pos[1:]:
+            an.read_word(p, st, recursive=True)
+
+
+def unzip(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    opts, _pos = split_opts(args, "dx", frozenset())
+    d = val(opts, "-d")
+    dest = d if d is not None else lit(".")
+    if not has(opts, "-l", "-t", "-v", "-p", "-Z"):
+        an.write_word(Word(dest.text.rstrip("/") + "/x", dest.raw), st, f"`{name}` extracts into")

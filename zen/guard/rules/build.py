@@ -1,0 +1,75 @@
+"""Build tools and package runners: make, npx/uv run/poetry run/..., npm.
+
+A runner's payload is judged as the command it runs; `make -f -` and --eval are opaque.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zen.guard import defaults
+from zen.guard.options import split_opts, val
+from zen.guard.words import Cmd, State, Word
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+
+def make(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    opts, _pos = split_opts(args, "fCIjlowW", frozenset({"--file", "--makefile", "--directory",
+                                                         "--include-dir", "--jobs", "--eval"}))
+    f = val(opts, "-f", "--file", "--makefile")
+    if (f is not None and f.text in ("-", "/dev/stdin")) or val(opts, "--eval") is not None:
+        an.deny("opaque.exec", "`make -f -` / `--eval` runs rules the guardian cannot see")
+    if f is not None and f.procsub:
+        an.deny("opaque.exec", "`make -f <(...)` runs generated rules")
+    an.ro("`make`")
+
+
+def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    _opts, pos = split_opts(args, "p" if name in ("npx",) else "", frozenset({"--package"}), stop_first=True)
+    if name in ("yarn", "pnpm", "bun") and pos and pos[0].text in ("run", "test", "build", "lint", "start",
+                                                                   "dev", "install", "add", "remove",
+                                                                   "why", "list", "ls", "outdated"):
+        an.ro(f"`{name} {pos[0].text}`")
+        if pos[0].text in ("install", "add"):
+            an.need("network_requests", "approval.network", f"`{name} {pos[0].text}`")
+        return
+    if name in ("yarn", "pnpm", "bun") and pos and pos[0].text in ("dlx", "exec", "x"):
+        pos = pos[1:]
+    elif name in ("poetry", "pipenv", "pdm", "hatch", "rye", "uv", "conda", "mamba", "pixi",
+                  "bundle", "direnv"):
+        if not pos or pos[0].text not in ("run", "exec"):
+            an.ro(f"`{name}`")
+            if pos and pos[0].text in ("add", "install", "sync", "update", "lock", "pip"):
+                an.need("network_requests", "approval.network", f"`{name} {pos[0].text}`")
+            return
+        pos = pos[1:]
+        _o2, pos = split_opts(pos, "np" if name in ("conda", "mamba") else "", frozenset({"--with", "--python", "--env", "--name", "--prefix"}), stop_first=True)
+    elif name == "dotenv":
+        an.deny("creds.read", "`dotenv` loads a .env file into a command")
+    if not pos:
+        return
+    an.leaf(pos, st, cmd, depth + 1)
+
+
+def npm(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    texts = [a.text for a in args]
+    if texts[:1] in (["exec"], ["x"]):
+        _, pos = split_opts(args[1:], "c", frozenset({"--package", "--call"}), stop_first=True)
+        c = next((args[k + 2] for k, t in enumerate(texts[1:]) if t in ("-c", "--call") and k + 2 < len(args)), None)
+        if c is not None:
+            an.walk(c.text, st.copy(vars={}), depth + 1)
+        elif pos:
+            an.leaf(pos, st, cmd, depth + 1)
+        return
+    if (texts[:1] in (["config"],) and texts[1:2] in (["get"], ["list"], ["ls"]) and any(
+            "token" in t.lower() or "auth" in t.lower() for t in texts)) or (texts[:2] == ["config", "list"] and "-l" in texts):
+        an.deny("creds.command", "`npm config get` of an auth token prints credentials")
+    if texts[:2] in (["token", "list"], ["token", "create"]):
+        an.deny("creds.command", "`npm token` prints credentials")
+    if texts[:1] not in (["ls"], ["list"], ["view"], ["info"], ["outdated"], ["why"], ["explain"],
+                         ["help"], ["search"], ["--version"], ["-v"]):
+        an.ro("`npm`")
+    if texts[:1] and texts[0] in defaults.NETWORK_SUBCOMMANDS["npm"]:
+        an.need("network_requests", "approval.network", f"`npm {texts[0]}`")

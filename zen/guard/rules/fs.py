@@ -1,0 +1,185 @@
+"""Filesystem: deletes, moves, copies and links, writes, truncation, permission changes.
+
+Every target goes through the analyser's path checks (inside the worktree: free; its root,
+.git, .zen, the guardian's own files and anything outside: denied).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from zen.guard.options import has, is_mode_word, remote, split_opts, val
+from zen.guard.paths import SAFE_DEVICES
+from zen.guard.words import Cmd, State, Word, lit
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+
+def rm(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    short = "ns" if name == "shred" else ""
+    opts, pos = split_opts(args, short, frozenset({"--iterations", "--size", "--random-source",
+                                                   "--interactive"}))
+    if name == "shred" and not has(opts, "-u", "--remove", "-z") and False:
+        pass
+    for p in pos:
+        if name == "shred":
+            an.write_word(p, st, "`shred` overwrites")
+        an.delete_word(p, st, f"`{name}` deletes")
+
+
+def mv(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro("`mv`")
+    opts, pos = split_opts(args, "tS", frozenset({"--target-directory", "--suffix", "--backup"}))
+    tdir = val(opts, "-t", "--target-directory")
+    if tdir is not None:
+        srcs, dest = pos, tdir
+    elif len(pos) >= 2:
+        srcs, dest = pos[:-1], pos[-1]
+    else:
+        return
+    for s in srcs:
+        an.delete_word(s, st, "`mv` moves away")
+        an.read_word(s, st, recursive=True)
+    an.write_word(dest, st, "`mv` moves into")
+
+
+def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    if name == "rsync":
+        opts, pos = split_opts(args, "eBfT", frozenset({
+            "--rsh", "--rsync-path", "--filter", "--exclude", "--include", "--exclude-from",
+            "--include-from", "--files-from", "--temp-dir", "--backup-dir", "--suffix", "--chmod",
+            "--log-file", "--password-file", "--partial-dir", "--compare-dest", "--link-dest",
+            "--copy-dest", "--out-format", "--timeout", "--port", "--bwlimit", "--max-size",
+            "--min-size", "--info", "--debug", "--usermap", "--groupmap", "--chown", "--block-size"}))
+        rsh = val(opts, "-e", "--rsh")
+        if rsh is not None:
+            an.walk(rsh.text, st.copy(vars={}), depth + 1)
+        rpath = val(opts, "--rsync-path")
+        if rpath is not None:
+            an.walk(rpath.text, State((None,)), depth + 1)
+        chm = val(opts, "--chmod")
+        if chm is not None:
+            an.symbolic_mode(chm.text, "rsync --chmod")
+    elif name == "scp":
+        opts, pos = split_opts(args, "cFiJloPSDX", frozenset())
+        if val(opts, "-S") is not None:
+            an.deny("opaque.exec", "scp -S runs a program in place of ssh")
+    elif name in ("ln", "link"):
+        opts, pos = split_opts(args, "tS", frozenset({"--target-directory", "--suffix", "--backup"}))
+    else:
+        opts, pos = split_opts(args, "tSmogZ" if name == "install" else "tS",
+                               frozenset({"--target-directory", "--suffix", "--mode", "--owner",
+                                          "--group", "--backup", "--context", "--strip-program",
+                                          "--sparse", "--reflink", "--preserve", "--no-preserve"}))
+        mode = val(opts, "-m", "--mode")
+        if mode is not None:
+            an.mode_text(mode, f"`{name} -m`")
+    tdir = val(opts, "-t", "--target-directory")
+    if name == "install" and has(opts, "-d", "--directory"):
+        for p in pos:
+            an.write_word(p, st, "`install -d` creates")
+        return
+    if tdir is not None:
+        srcs, dest = pos, tdir
+    elif len(pos) >= 2:
+        srcs, dest = pos[:-1], pos[-1]
+    elif len(pos) == 1 and name in ("ln", "link"):
+        srcs, dest = pos, lit(".")
+    else:
+        for p in pos:
+            an.read_word(p, st, recursive=True)
+        return
+    for s in srcs:
+        if remote(s.text) and name in ("rsync", "scp"):
+            continue
+        if not s.known and name in ("ln", "link"):
+            an.deny("fs.unresolved-target", f"`{name}` links to a path only known at run time")
+        an.read_word(s, st, recursive=name not in ("ln", "link"))
+    if remote(dest.text) and name in ("rsync", "scp"):
+        an.need("network_requests", "approval.network", f"`{name}` copies to another host")
+        return
+    if name == "rsync" and any(o.startswith("--delete") or o in ("--remove-source-files",) for o, _ in opts):
+        an.delete_word(dest, st, "`rsync --delete` deletes inside")
+        if has(opts, "--remove-source-files"):
+            for s in srcs:
+                an.delete_word(s, st, "`rsync --remove-source-files` deletes")
+    if name in ("ln", "link") and not (has(opts, "-f", "--force") or has(opts, "-n")):
+        an.write_word(dest, st, f"`{name}` creates a link at")
+        return
+    an.write_word(dest, st, f"`{name}` writes")
+
+
+def truncate(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro("`truncate`")
+    _, pos = split_opts(args, "sr", frozenset({"--size", "--reference"}))
+    for p in pos:
+        an.write_word(p, st, "`truncate` empties")
+
+
+def tee(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    _, pos = split_opts(args, "", frozenset({"--output-error"}))
+    for p in pos:
+        an.ro("`tee` into a file")
+        an.write_word(p, st, "`tee` writes")
+
+
+def dd(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    for a in args:
+        k, eq, v = a.text.partition("=")
+        if not eq:
+            continue
+        if k == "of":
+            an.ro("`dd of=`")
+            if v.startswith("/dev/") and v not in SAFE_DEVICES:
+                an.deny("disk.device-write", f"`dd of={v}` writes a device")
+            an.write_word(lit(v) if a.known else Word(v), st, "`dd` writes")
+        elif k == "if":
+            an.read_word(lit(v), st)
+
+
+def touch(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    if name in ("ed", "ex"):
+        if cmd is not None and cmd.stdin_text and "!" in cmd.stdin_text:
+            an.deny("opaque.exec", f"`{name}` script runs shell commands")
+    if name == "patch":
+        opts, pos = split_opts(args, "pdioBDFrVYzgs", frozenset({
+            "--directory", "--input", "--output", "--strip", "--reject-file", "--prefix"}))
+        d = val(opts, "-d", "--directory")
+        if d is not None:
+            an.write_word(Word(d.text.rstrip("/") + "/x", d.raw), st, "`patch -d` writes into")
+        for o in (val(opts, "-o", "--output"), *pos[:1]):
+            if o is not None:
+                an.write_word(o, st, "`patch` writes")
+        return
+    if name in {"split", "csplit"}:
+        return
+    opts, pos = split_opts(args, "mrdtZ" if name != "mkdir" else "mZ",
+                           frozenset({"--mode", "--reference", "--date", "--context"}))
+    mode = val(opts, "-m", "--mode")
+    if mode is not None:
+        an.mode_text(mode, f"`{name} -m`")
+    for p in pos:
+        an.write_word(p, st, f"`{name}` writes")
+
+
+def chmod(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    _opts, pos = split_opts([a for a in args if not (name == "chmod" and is_mode_word(a))],
+                           "", frozenset({"--reference", "--from"}))
+    if name == "chmod":
+        modes = [a for a in args if is_mode_word(a)]
+        if not modes and pos:
+            modes, pos = [pos[0]], pos[1:]
+        for m in modes:
+            an.mode_text(m, "`chmod`")
+    elif name in ("chown", "chgrp") and pos:
+        pos = pos[1:]
+    elif name == "setfacl":
+        pos = [p for p in pos if "/" in p.text or p.text.startswith(".") or not re.match(r"^[ugmo]:", p.text)]
+    for p in pos:
+        an.write_word(p, st, f"`{name}` changes")

@@ -1,0 +1,50 @@
+"""Any program the table does not name: it runs, within the same rules.
+
+Vendor CLIs of high-consequence services are denied, credential-printing and database-wiping
+commands are checked, destructive cloud subcommands denied, every argument that names a
+credential store denied, and at observe only read-only programs run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zen.guard import defaults
+from zen.guard.rules import db, env, net
+from zen.guard.rules.table import SHELLS
+from zen.guard.words import Cmd, State, Word, lit
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+READ_ONLY = frozenset(defaults.READ_ONLY_COMMANDS) - {"ip", "ifconfig", "reset", "top", "htop",
+                                                      "history", "printenv"}
+
+
+def generic(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name in an.policy.vendor_clis:
+        an.deny("net.vendor-cli", f"`{name}` talks to a high-consequence service: declare an "
+                  "integration and use `zen gate NAME`")
+    if name in defaults.VENDOR_CLIS:
+        an.deny("net.vendor-cli", f"`{name}` talks to a high-consequence service")
+    env.cred_command(an, name, args)
+    db.db_command(an, name, args)
+    net.remote_destructive(an, name, args)
+    if name not in READ_ONLY:
+        an.ro(f"`{name}`")
+    for a in args:
+        t = a.text
+        if t.startswith("-") and "=" in t:
+            an.read_word(lit(t.split("=", 1)[1]), st)
+        else:
+            if a.procsub and name in SHELLS:
+                an.deny("opaque.exec", "runs a script from a process substitution")
+            an.read_word(a, st)
+        if "://" in t:
+            an.host_check(t)
+    if name in an.policy.system_commands:
+        an.need("system_commands", "approval.system-command", f"`{name}` changes the system")
+    if name in an.policy.network_commands or (name in defaults.NETWORK_SUBCOMMANDS and (
+            not defaults.NETWORK_SUBCOMMANDS[name] or
+            any(a.text in defaults.NETWORK_SUBCOMMANDS[name] for a in args[:2]))):
+        an.need("network_requests", "approval.network", f"`{name}` reaches the network")

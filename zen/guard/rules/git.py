@@ -1,0 +1,441 @@
+"""git: what destroys work or shared history, what smuggles a command in through config.
+
+Denied even inside the worktree: reset --hard, checkout of paths / -f / ., restore of the work
+tree, switch --discard-changes, clean -f, stash drop/clear, branch -D / -f, update-ref, reflog
+expire/delete, filter-branch / filter-repo, worktree remove/prune, gc --prune=now, prune.
+Pushes: any --force / -f / +refspec; --force-with-lease only to the job's own branch
+zen/<job_id>; --mirror, --prune, --delete, :branch, --all; a destination only known at run
+time. A plain push of a named branch is allowed (the remote keeps every commit; the shipped
+incident rule additionally denies pushes to main, master, release/* and production).
+Config: `-c` / `git config` of alias.*, core.sshCommand, core.pager, hooksPath, ... is denied
+(those keys run commands); `git -C`, `--git-dir`, `--work-tree` elsewhere are denied.
+
+`git()` reads git's global options, then hands the subcommand to its function in SUBCOMMANDS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from zen.guard.paths import norm, under
+from zen.guard.rules import env
+from zen.guard.words import Cmd, State, Word, lit
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+# config keys whose values git runs as commands (or that change what it runs); compiled on
+# first use (by re's cache), since most git commands never set config
+_SMUGGLE_KEYS = (
+    r"^(alias\..*|core\.(sshcommand|pager|editor|hookspath|fsmonitor|askpass|gitproxy|worktree|"
+    r"attributesfile|excludesfile)|pager\..*|diff\..*\.(textconv|command)|diff\.external|"
+    r"merge\..*\.driver|filter\..*|credential\..*|sequence\.editor|gpg\..*program|"
+    r"gpg\.program|uploadpack\..*|receive\..*|protocol\..*allow|clean\.requireforce|"
+    r"include\..*|includeif\..*|http\..*proxy.*|remote\..*\.(receivepack|uploadpack|proxy)|"
+    r"ssh\.variant|init\.templatedir|web\.browser|browser\..*|man\..*|instaweb\..*|"
+    r"difftool\..*|mergetool\..*|interactive\.difffilter|color\.pager|log\.showsignature)$")
+
+
+def smuggles(key: str) -> bool:
+    """`git -c key=...` / `git config key ...` of a key that runs a command."""
+    return re.match(_SMUGGLE_KEYS, key, re.I) is not None
+
+
+_GLOBAL_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                 "--super-prefix", "--config-env", "--list-cmds", "--attr-source"}
+READ_ONLY = frozenset({
+    "status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep", "describe",
+    "shortlog", "ls-tree", "cat-file", "rev-list", "whatchanged", "name-rev", "merge-base",
+    "for-each-ref", "count-objects", "var", "help", "version", "check-ignore", "check-attr",
+    "diff-tree", "diff-files", "diff-index", "show-ref", "show-branch", "annotate", "cherry",
+    "range-diff", "verify-commit", "verify-tag", "ls-remote", "--version", "--help", "-h",
+})
+_READS_PATHS = frozenset({"add", "diff", "blame", "hash-object", "show", "stage", "annotate"})
+
+
+class Sub:
+    """One git subcommand as its handler sees it."""
+
+    __slots__ = ("args", "depth", "flags", "name", "pos", "ptexts", "st")
+
+    def __init__(self, name: str, args: list[Word], st: State, depth: int) -> None:
+        self.name = name
+        self.args = args
+        self.st = st
+        self.depth = depth
+        self.flags = [a.text for a in args if a.text.startswith("-")]
+        self.pos = [a for a in args if not a.text.startswith("-")]
+        self.ptexts = [a.text for a in self.pos]
+
+    def short(self, letter: str) -> bool:
+        """`letter` in a short option cluster (-fd)."""
+        return any(f.startswith("-") and not f.startswith("--") and letter in f[1:] for f in self.flags)
+
+
+def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    i, st = _global_options(an, args, st)
+    rest = args[i:]
+    if not rest:
+        return
+    if i:   # policy rules see the subcommand even behind global options (git -C . push ...)
+        an.policy_rules("git", rest, st, cmd)
+    sub = Sub(rest[0].text, rest[1:], st, depth)
+    env.cred_command(an, "git", rest)
+    if sub.name not in READ_ONLY and not _read_only(sub):
+        an.ro(f"`git {sub.name}`")
+    handle = SUBCOMMANDS.get(sub.name)
+    if handle is not None:
+        handle(an, sub)
+    elif sub.name.startswith("credential-"):
+        _credential(an, sub)
+    if sub.name in _READS_PATHS:
+        for p in sub.pos:
+            an.read_word(p, st)
+    # apply / am write only inside the repository git runs in (checked above with -C / cwd)
+
+
+def _global_options(an: Analyser, args: list[Word], st: State) -> tuple[int, State]:
+    """The index of the subcommand, and the state git runs it in (after -C)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        t = a.text
+        if not a.known:
+            an.deny("git.unresolved", "git with an option or subcommand only known at run time")
+        if not t.startswith("-"):
+            break
+        name, eq, val = t.partition("=")
+        value: str | None = val if eq else None
+        if name in _GLOBAL_VALUE and not eq:
+            if i + 1 >= len(args):
+                break
+            nxt = args[i + 1]
+            if not nxt.known:
+                an.deny("git.unresolved", f"`git {name}` with a value only known at run time")
+            value = nxt.text
+            i += 1
+        if name == "-c" and value is not None:
+            key = value.split("=", 1)[0]
+            if smuggles(key):
+                an.deny("git.config-smuggle", f"`git -c {key}=...` can run commands or change what git "
+                        "does; not allowed")
+        elif name == "--config-env":
+            an.deny("git.config-smuggle", "`git --config-env` sets config from the environment")
+        elif name in ("-C", "--git-dir", "--work-tree") and value is not None:
+            p = norm(value, st.cwd) if st.cwd or value.startswith("/") else None
+            if p is None:
+                an.deny("git.other-repo", f"`git {name}` to a directory the guardian cannot resolve")
+            if not any(under(p, r) for r in an.roots):
+                an.deny("git.other-repo", f"`git {name} {value}`: another repository, outside the "
+                        "job's worktree")
+            if name == "-C":
+                st = st.copy(cwds=(p,))
+        elif name == "--exec-path" and value is not None:
+            an.deny("git.config-smuggle", "`git --exec-path=` swaps git's own programs")
+        i += 1
+    return i, st
+
+
+def _read_only(sub: Sub) -> bool:
+    flags, ptexts = sub.flags, sub.ptexts
+    name = sub.name
+    if name == "branch":
+        return not ptexts or (any(f in ("-l", "--list", "-a", "-r", "--contains", "--merged", "--no-merged",
+                                       "--show-current", "-v", "-vv") for f in flags) and not any(
+            f in ("-d", "-D", "-m", "-M", "-c", "-C", "-f", "--delete", "--move", "--copy", "--force",
+                  "-u", "--set-upstream-to", "--unset-upstream", "--edit-description") for f in flags))
+    if name == "remote":
+        return not ptexts or ptexts[0] in ("show", "get-url", "-v")
+    if name == "tag":
+        return not ptexts or "-l" in flags or "--list" in flags
+    if name == "stash":
+        return ptexts[:1] in (["list"], ["show"])
+    if name == "config":
+        return any(f in ("--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin", "--show-scope")
+                   for f in flags) or (ptexts[:1] in (["get"], ["list"])) or (len(ptexts) == 1 and not flags)
+    if name == "worktree":
+        return ptexts[:1] == ["list"]
+    if name == "reflog":
+        return not ptexts or ptexts[0] in ("show",)
+    if name == "submodule":
+        return not ptexts or ptexts[0] == "status"
+    if name == "notes":
+        return not ptexts or ptexts[0] in ("list", "show")
+    return False
+
+
+# -- work in the worktree ---------------------------------------------------------------------
+
+def _reset(an: Analyser, s: Sub) -> None:
+    if "--hard" in s.flags or "--merge" in s.flags:
+        an.deny("git.reset-hard", "`git reset --hard` throws away uncommitted work irrecoverably")
+
+
+def _checkout(an: Analyser, s: Sub) -> None:
+    flags, ptexts = s.flags, s.ptexts
+    if "--force" in flags or s.short("f"):
+        an.deny("git.discard", "`git checkout -f` throws away uncommitted changes")
+    if "-B" in flags:
+        an.deny("git.branch-force", "`git checkout -B` resets an existing branch")
+    if "--" in [a.text for a in s.args]:
+        an.deny("git.discard", "`git checkout -- <paths>` overwrites uncommitted changes")
+    if "." in ptexts or any(p.endswith("/.") or p == "*" for p in ptexts):
+        an.deny("git.discard", "`git checkout .` overwrites every uncommitted change")
+    value_opts = {"-b", "-B", "--orphan", "--conflict", "--track", "-t"}
+    plain = []
+    skip = False
+    for a in s.args:
+        if skip:
+            skip = False
+            continue
+        if a.text in value_opts and a.text not in ("-t", "--track"):
+            skip = True
+            continue
+        if not a.text.startswith("-"):
+            plain.append(a.text)
+    if len(plain) >= 2 or "--pathspec-from-file" in " ".join(flags) or "--ours" in flags or \
+            "--theirs" in flags or "-p" in flags or "--patch" in flags:
+        an.deny("git.discard", "`git checkout <tree> <paths>` overwrites uncommitted changes")
+
+
+def _restore(an: Analyser, s: Sub) -> None:
+    staged = "--staged" in s.flags or s.short("S")
+    worktree = "--worktree" in s.flags or s.short("W")
+    if not staged or worktree:
+        an.deny("git.discard", "`git restore` of the work tree overwrites uncommitted changes")
+
+
+def _switch(an: Analyser, s: Sub) -> None:
+    if "--discard-changes" in s.flags or "--force" in s.flags or s.short("f") or \
+            any(f in ("-C", "--force-create") for f in s.flags):
+        an.deny("git.discard", "`git switch --discard-changes/-f/-C` throws away work")
+
+
+def _clean(an: Analyser, s: Sub) -> None:
+    dry = "--dry-run" in s.flags or s.short("n")
+    force = "--force" in s.flags or s.short("f")
+    if force and not dry:
+        an.deny("git.clean", "`git clean -f` deletes untracked files irrecoverably")
+
+
+def _stash(an: Analyser, s: Sub) -> None:
+    if s.ptexts[:1] in (["drop"], ["clear"]):
+        an.deny("git.stash-drop", f"`git stash {s.ptexts[0]}` destroys stashed work")
+
+
+def _branch(an: Analyser, s: Sub) -> None:
+    flags = s.flags
+    if "-D" in flags or s.short("D") or (("--delete" in flags or s.short("d")) and
+                                         ("--force" in flags or s.short("f"))):
+        an.deny("git.branch-delete", "`git branch -D` deletes unmerged work")
+    if ("--force" in flags or s.short("f")) or "-M" in flags or "-C" in flags:
+        an.deny("git.branch-force", "`git branch -f/-M/-C` moves or overwrites a branch")
+
+
+def _tag(an: Analyser, s: Sub) -> None:
+    if "-f" in s.flags or "--force" in s.flags:
+        an.deny("git.tag-force", "`git tag -f` moves a published tag")
+
+
+def _rm_mv(an: Analyser, s: Sub) -> None:
+    for p in s.pos:
+        if s.name == "rm" or p is not s.pos[-1]:
+            an.delete_word(p, s.st, f"`git {s.name}` removes")
+    if s.name == "mv" and s.pos:
+        an.write_word(s.pos[-1], s.st, "`git mv` moves into")
+
+
+# -- history ----------------------------------------------------------------------------------
+
+def _update_ref(an: Analyser, s: Sub) -> None:
+    an.deny("git.update-ref", "`git update-ref` rewrites refs directly")
+
+
+def _reflog(an: Analyser, s: Sub) -> None:
+    if s.ptexts[:1] in (["expire"], ["delete"]):
+        an.deny("git.reflog-expire", "`git reflog expire/delete` destroys the recovery log")
+
+
+def _rewrite(an: Analyser, s: Sub) -> None:
+    an.deny("git.history-rewrite", f"`git {s.name}` rewrites history")
+
+
+def _worktree(an: Analyser, s: Sub) -> None:
+    if s.ptexts[:1] in (["remove"], ["prune"]):
+        an.deny("git.worktree-remove", f"`git worktree {s.ptexts[0]}` deletes a worktree")
+
+
+def _gc(an: Analyser, s: Sub) -> None:
+    if any(f.startswith("--prune") and f not in ("--prune", "--no-prune") for f in s.flags) and \
+            not any(f.endswith(("weeks.ago", "days.ago", "2.weeks.ago")) for f in s.flags):
+        an.deny("git.gc-prune", "`git gc --prune=now` deletes unreachable commits for good")
+
+
+def _prune(an: Analyser, s: Sub) -> None:
+    an.deny("git.gc-prune", "`git prune` deletes unreachable commits for good")
+
+
+# -- pushes -----------------------------------------------------------------------------------
+
+def _push(an: Analyser, s: Sub) -> None:
+    own = f"zen/{an.ctx.job_id}" if an.ctx.job_id else None
+    lease = False
+    force = False
+    texts = []
+    skip = False
+    for a in s.args:
+        t = a.text
+        if skip:
+            skip = False
+            continue
+        if not a.known:
+            an.deny("git.push-unresolved", "a push whose destination is only known at run time")
+        if t.startswith("--"):
+            name = t.split("=", 1)[0]
+            if name == "--force":
+                force = True
+            elif name in ("--force-with-lease", "--force-if-includes"):
+                lease = lease or name == "--force-with-lease"
+            elif name in ("--mirror", "--prune", "--delete", "--all", "--branches"):
+                an.deny("git.push-destructive", f"`git push {name}` can delete or overwrite remote branches")
+            elif name in ("--receive-pack", "--exec"):
+                an.deny("git.config-smuggle", f"`git push {name}` runs a program on the remote")
+            elif name in ("--repo", "--push-option", "--signed", "--recurse-submodules", "-o") and "=" not in t:
+                skip = name in ("--repo", "--push-option")
+            continue
+        if t.startswith("-") and len(t) > 1:
+            if "f" in t[1:]:
+                force = True
+            if "d" in t[1:]:
+                an.deny("git.push-destructive", "`git push -d` deletes remote branches")
+            if t == "-o":
+                skip = True
+            continue
+        texts.append(t)
+    if force:
+        an.deny("git.force-push", "force pushes overwrite shared history (only --force-with-lease to the "
+                "job's own branch is allowed)")
+    _refspecs(an, texts[1:], lease, own)
+    an.need("network_requests", "approval.network", "`git push` reaches the remote")
+    an.beyond("report.push", "`git push` sends commits beyond the worktree")
+
+
+def _refspecs(an: Analyser, refspecs: list[str], lease: bool, own: str | None) -> None:
+    for r in refspecs:
+        if r.startswith("+"):
+            an.deny("git.force-push", f"`{r}`: a + refspec is a force push")
+        if r.startswith(":") or r.endswith(":"):
+            an.deny("git.push-destructive", f"`{r}`: pushing nothing to a branch deletes it")
+    if lease:
+        dests = []
+        for r in refspecs:
+            dst = r.split(":", 1)[1] if ":" in r else r
+            dests.append(dst.removeprefix("refs/heads/"))
+        if own is None or not dests or any(d != own for d in dests):
+            an.deny("git.force-push", f"--force-with-lease only to the job's own branch "
+                    f"({own or 'zen/<job>'}), and it must be named")
+
+
+# -- config and programs git runs -----------------------------------------------------------------
+
+def _config(an: Analyser, s: Sub) -> None:
+    flags, ptexts = s.flags, s.ptexts
+    reading = any(f in ("--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin", "--show-scope",
+                        "--unset", "--unset-all", "--remove-section") for f in flags) or \
+        ptexts[:1] in (["get"], ["list"], ["unset"])
+    if reading:
+        return
+    words = ptexts[1:] if ptexts[:1] in (["set"], ["add"]) else ptexts
+    if words:
+        key = words[0]
+        if smuggles(key) and len(words) >= 2:
+            an.deny("git.config-smuggle", f"`git config {key}` persists a command git will run")
+    if any(f in ("--global", "--system") for f in flags) and len(words) >= 2:
+        an.deny("fs.outside-worktree", "`git config --global/--system` changes configuration outside the "
+                "worktree")
+    if any(f.startswith("--file") or f == "-f" for f in flags):
+        an.deny("fs.outside-worktree", "`git config --file` writes a config file the guardian cannot place")
+
+
+def _rebase(an: Analyser, s: Sub) -> None:
+    for k, a in enumerate(s.args):
+        if a.text in ("-x", "--exec") and k + 1 < len(s.args):
+            an.walk(s.args[k + 1].text, s.st.copy(vars={}), s.depth + 1)
+        elif a.text.startswith("--exec="):
+            an.walk(a.text.split("=", 1)[1], s.st.copy(vars={}), s.depth + 1)
+
+
+def _bisect(an: Analyser, s: Sub) -> None:
+    if s.ptexts[:1] == ["run"]:
+        run = [w for w in s.args if w.text != "run"]
+        if run:
+            an.leaf(run, s.st, None, s.depth + 1)
+
+
+def _submodule(an: Analyser, s: Sub) -> None:
+    if "foreach" in s.ptexts:
+        k = [a.text for a in s.args].index("foreach")
+        body = [w for w in s.args[k + 1:] if w.text != "--recursive"]
+        if body:
+            an.walk(" ".join(w.text for w in body), State((None,)), s.depth + 1)
+
+
+def _difftool(an: Analyser, s: Sub) -> None:
+    for a in s.args:
+        if a.text in ("-x", "--extcmd", "-t", "--tool") or a.text.startswith(("--extcmd=",)):
+            an.deny("git.config-smuggle", f"`git {s.name} {a.text}` runs an arbitrary program")
+
+
+def _grep(an: Analyser, s: Sub) -> None:
+    if any(f.startswith(("-O", "--open-files-in-pager")) for f in s.flags):
+        an.deny("git.config-smuggle", "`git grep -O` runs a pager program")
+
+
+def _clone_init(an: Analyser, s: Sub) -> None:
+    if len(s.pos) >= (2 if s.name == "clone" else 1):
+        an.write_word(s.pos[-1], s.st, f"`git {s.name}` writes")
+    if any(f.startswith(("--template", "-u", "--upload-pack", "--config", "-c")) for f in s.flags):
+        an.deny("git.config-smuggle", f"`git {s.name}` with a template/upload-pack/config runs programs")
+    if s.name == "clone":
+        an.need("network_requests", "approval.network", "`git clone` reaches the network")
+
+
+def _fetch(an: Analyser, s: Sub) -> None:
+    if any(f.startswith(("--upload-pack", "--exec")) for f in s.flags):
+        an.deny("git.config-smuggle", f"`git {s.name} --upload-pack` runs a program")
+    an.need("network_requests", "approval.network", f"`git {s.name}` reaches the network")
+
+
+def _archive(an: Analyser, s: Sub) -> None:
+    for k, a in enumerate(s.args):
+        if a.text in ("-o", "--output", "--output-directory") and k + 1 < len(s.args):
+            an.write_word(s.args[k + 1], s.st, f"`git {s.name}` writes")
+        elif a.text.startswith(("--output=", "--output-directory=")):
+            an.write_word(lit(a.text.split("=", 1)[1]), s.st, f"`git {s.name}` writes")
+    if s.name == "archive" and any(f.startswith("--remote") or f.startswith("--exec") for f in s.flags):
+        an.deny("git.config-smuggle", "`git archive --remote/--exec` runs a program")
+
+
+def _log(an: Analyser, s: Sub) -> None:
+    for a in s.args:
+        if a.text.startswith("--output="):
+            an.write_word(lit(a.text.split("=", 1)[1]), s.st, f"`git {s.name} --output` writes")
+
+
+def _credential(an: Analyser, s: Sub) -> None:
+    an.deny("creds.command", f"`git {s.name}` reads stored credentials")
+
+
+SUBCOMMANDS: dict[str, Callable[[Analyser, Sub], None]] = {
+    "reset": _reset, "checkout": _checkout, "restore": _restore, "switch": _switch, "clean": _clean,
+    "stash": _stash, "branch": _branch, "tag": _tag, "rm": _rm_mv, "mv": _rm_mv,
+    "update-ref": _update_ref, "reflog": _reflog, "filter-branch": _rewrite, "filter-repo": _rewrite,
+    "replace": _rewrite, "worktree": _worktree, "gc": _gc, "prune": _prune,
+    "push": _push, "config": _config, "rebase": _rebase, "bisect": _bisect, "submodule": _submodule,
+    "difftool": _difftool, "mergetool": _difftool, "grep": _grep, "clone": _clone_init,
+    "init": _clone_init, "fetch": _fetch, "pull": _fetch, "ls-remote": _fetch,
+    "archive": _archive, "format-patch": _archive, "bundle": _archive,
+    "log": _log, "diff": _log, "show": _log, "credential": _credential,
+}

@@ -1,0 +1,222 @@
+"""Network and hosted APIs: HTTP clients, raw sockets, ssh, gh, destructive cloud CLIs.
+
+Every host reached is matched against the policy's high-consequence hosts (raw calls there are
+denied: use `zen gate`); files sent or saved get the path rules.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from zen.guard.options import has, split_opts
+from zen.guard.rules import env
+from zen.guard.words import UNK, Cmd, State, Word
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+CLOUD_CLIS = frozenset({"kubectl", "helm", "terraform", "tofu", "pulumi", "aws", "gcloud", "gsutil", "az",
+                        "gh", "glab", "doctl", "flyctl", "fly", "heroku", "vercel", "netlify", "firebase",
+                        "supabase", "wrangler", "eksctl", "oc", "linode-cli", "hcloud", "railway"})
+DESTROY_WORDS = frozenset({"delete", "destroy", "rm", "rb", "uninstall", "drain", "prune", "purge",
+                           "apps:destroy", "remove", "terminate", "deprovision", "teardown"})
+
+
+# options that take a value: (short letters, long names)
+_CURL_OPTS = ("dHXoueAbcDEFKrTxYyzCmQwPtUhq", frozenset({
+    "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json",
+    "--header", "--request", "--output", "--user", "--referer", "--user-agent", "--cookie",
+    "--cookie-jar", "--dump-header", "--form", "--form-string", "--config", "--range",
+    "--upload-file", "--proxy", "--url", "--max-time", "--connect-timeout", "--retry",
+    "--resolve", "--connect-to", "--cacert", "--cert", "--key", "--output-dir",
+    "--write-out", "--unix-socket", "--proxy-user", "--oauth2-bearer", "--aws-sigv4",
+    "--variable", "--expand-url", "--netrc-file", "--trace", "--trace-ascii", "--stderr",
+    "--create-dirs", "--limit-rate", "--max-filesize", "--retry-delay", "--retry-max-time",
+    "--interface", "--local-port", "--ciphers", "--tls-max", "--hostpubmd5", "--pubkey",
+    "--socks5", "--socks5-hostname", "--preproxy", "--noproxy", "--doh-url", "--capath"}))
+_WGET_OPTS = ("OoaPtTUeiBYwQlADRIX", frozenset({
+    "--output-document", "--output-file", "--append-output", "--directory-prefix",
+    "--tries", "--timeout", "--user-agent", "--header", "--post-data", "--post-file",
+    "--body-data", "--body-file", "--method", "--user", "--password", "--http-user",
+    "--http-password", "--input-file", "--load-cookies", "--save-cookies", "--execute",
+    "--level", "--accept", "--reject", "--domains", "--base", "--ca-certificate",
+    "--certificate", "--private-key", "--referer", "--wait", "--limit-rate", "--quota"}))
+_HTTPIE_OPTS = ("oaAv", frozenset({
+    "--output", "--auth", "--auth-type", "--session", "--session-read-only", "--verify", "--cert",
+    "--cert-key", "--proxy", "--timeout", "--format-options", "--pretty", "--style", "--print",
+    "--max-redirects", "--download"}))
+
+
+def http(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    short, long = _CURL_OPTS if name == "curl" else _WGET_OPTS if name == "wget" else _HTTPIE_OPTS
+    opts, pos = split_opts(args, short, long)
+    urls = _http_options(an, name, opts, st)
+    if (has(opts, "-n", "--netrc") and name == "curl") or has(opts, "--netrc-optional"):
+        an.deny("creds.read", f"`{name} --netrc` sends stored credentials")
+    if name in ("http", "https", "httpie", "xh", "xhs", "curlie"):
+        # httpie: [METHOD] URL [items...]; items like @file / field=@file read files
+        posw = list(pos)
+        if posw and posw[0].known and posw[0].text.upper() in ("GET", "POST", "PUT", "PATCH", "DELETE",
+                                                                 "HEAD", "OPTIONS"):
+            posw = posw[1:]
+        if posw:
+            urls.append(posw[0])
+            for item in posw[1:]:
+                if "@" in item.text:
+                    an.read_word(Word(item.text.split("@", 1)[1]), st)
+    else:
+        urls.extend(pos)
+    if not urls and not pos:
+        return
+    for u in urls:
+        text = u.text
+        if name in ("http", "https", "xh", "httpie", "curlie") and text.startswith(":"):
+            text = "http://localhost" + text
+        elif "://" not in text:
+            text = ("https://" if name == "https" else "http://") + text
+        an.host_check(text)
+    an.need("network_requests", "approval.network", f"`{name}` reaches the network")
+
+
+def _http_options(an: Analyser, name: str, opts: list[tuple[str, Word | None]], st: State) -> list[Word]:
+    """Check what the options of an HTTP client write, send and reach; the --url values."""
+    urls: list[Word] = []
+    for o, v in opts:
+        if v is None:
+            continue
+        if (o in ("-o", "--output", "-O", "--output-document", "-D", "--dump-header", "-c", "--cookie-jar",
+                 "--trace", "--trace-ascii", "--stderr", "--output-file", "-a", "--append-output",
+                 "--save-cookies", "--session") and name != "wget") or (
+                name == "wget" and o in ("-O", "--output-document", "-o", "--output-file", "-a",
+                                         "--append-output", "--save-cookies")):
+            if v.text != "-":
+                an.write_word(v, st, f"`{name} {o}` writes")
+        elif o in ("-P", "--directory-prefix", "--output-dir") and (name == "wget" or o == "--output-dir"):
+            an.write_word(Word(v.text.rstrip("/") + "/x", v.raw), st, f"`{name} {o}` writes into")
+        elif o in ("-d", "--data", "--data-binary", "--data-urlencode", "--data-ascii", "--json",
+                   "-F", "--form", "-T", "--upload-file", "--post-file", "--body-file", "-b", "--cookie",
+                   "--data-raw", "--form-string") or (o == "-i" and name == "wget") or o == "--input-file":
+            txt = v.text
+            if o in ("-T", "--upload-file", "--post-file", "--body-file", "-i", "--input-file"):
+                an.read_word(v, st)
+            elif "@" in txt and o not in ("--data-raw", "--form-string"):
+                ref = txt.split("@", 1)[1].split(";", 1)[0]
+                if ref and ref != "-":
+                    an.read_word(Word(ref), st)
+        elif o in ("-K", "--config", "-e", "--execute") and name in ("curl", "wget"):
+            if (o in ("-e", "--execute") and name == "wget") or o in ("-K", "--config"):
+                an.deny("net.unresolved-host", f"`{name} {o}` takes its targets from elsewhere")
+        elif o in ("--url",):
+            urls.append(v)
+        elif o in ("-x", "--proxy", "--preproxy", "--socks5", "--socks5-hostname", "--connect-to",
+                   "--resolve", "--doh-url", "--unix-socket"):
+            if o in ("--connect-to", "--resolve"):
+                parts = v.text.split(":")
+                if len(parts) >= 3:
+                    an.host_check("https://" + parts[-1 if o == "--resolve" else 2])
+                    an.host_check("https://" + parts[0])
+            else:
+                an.host_check(v.text if "://" in v.text else "http://" + v.text)
+        elif o in ("--netrc-file", "--cert", "--key", "--cacert", "--certificate", "--private-key",
+                   "--load-cookies"):
+            an.read_word(v, st)
+    return urls
+
+
+def socket(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name == "openssl":
+        sub = args[0].text if args else ""
+        if sub in ("s_client",):
+            for k, a in enumerate(args):
+                if a.text == "-connect" and k + 1 < len(args):
+                    an.host_check("https://" + args[k + 1].text)
+            an.ro("`openssl s_client`")
+            return
+        _opts, _pos = split_opts(args[1:], "", frozenset())
+        for k, a in enumerate(args):
+            if a.text in ("-out",) and k + 1 < len(args):
+                an.ro("`openssl -out`")
+                an.write_word(args[k + 1], st, "`openssl -out` writes")
+            if a.text in ("-in", "-inkey", "-key") and k + 1 < len(args):
+                an.read_word(args[k + 1], st)
+        return
+    an.ro(f"`{name}`")
+    if name == "socat":
+        for a in args:
+            if re.match(r"(?i)^(exec|system):", a.text):
+                an.deny("opaque.exec", "`socat EXEC:` runs a program")
+    texts = [a for a in args if not a.text.startswith("-")]
+    if any(a.text in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") for a in args):
+        an.deny("opaque.exec", f"`{name} -e` runs a program")
+    for a in texts[:1]:
+        h = a.text
+        if re.match(r"(?i)^(tcp|udp|ssl|openssl)[46]?:", h):
+            h = h.split(":", 1)[1]
+        if not a.known:
+            an.deny("net.unresolved-host", f"`{name}` reaches a host only known at run time")
+        an.host_check("tcp://" + h.split(":")[0])
+    an.need("network_requests", "approval.network", f"`{name}` opens a connection")
+
+
+def ssh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro("`ssh`")
+    opts, pos = split_opts(args, "BbcDEeFIiJLlmOoPpQRSWw", frozenset(), stop_first=True)
+    for o, v in opts:
+        if o == "-o" and v is not None and re.match(r"(?i)(ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand)\b", v.text):
+            an.deny("opaque.exec", f"`ssh -o {v.text.split('=')[0]}` runs a local command")
+    if has(opts, "-F"):
+        pass
+    an.need("network_requests", "approval.network", "`ssh` reaches another host")
+    if len(pos) < 2:
+        if cmd is not None and cmd.stdin in ("heredoc", "herestring"):
+            text = cmd.stdin_text or ""
+            if UNK in text:
+                an.deny("opaque.exec", "ssh runs a remote script only known at run time")
+            an.walk(text, State((None,)), depth + 1)
+        elif cmd is not None and cmd.stdin == "pipe" and len(pos) == 1:
+            an.deny("opaque.pipe", "output piped into a remote shell runs as code the guardian cannot see")
+        return
+    remote = " ".join(p.text for p in pos[1:])
+    if any(not p.known for p in pos[1:]):
+        an.deny("opaque.exec", "ssh runs a remote command only known at run time")
+    an.walk(remote, State((None,)), depth + 1)
+
+
+def gh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    env.cred_command(an, name, args)
+    remote_destructive(an, name, args)
+    texts = [a.text for a in args]
+    if texts[:1] in (["auth"],) and texts[1:2] in (["token"],):
+        an.deny("creds.command", "`gh auth token` prints credentials")
+    read_only = texts[:1] in (["status"],) or texts[:2] in (
+        ["pr", "view"], ["pr", "list"], ["pr", "diff"], ["pr", "checks"], ["pr", "status"],
+        ["issue", "view"], ["issue", "list"], ["repo", "view"], ["run", "list"], ["run", "view"],
+        ["auth", "status"], ["release", "list"], ["release", "view"], ["search", "issues"],
+        ["search", "prs"], ["search", "code"], ["search", "repos"])
+    if texts[:1] == ["api"]:
+        if not any(t in ("-X", "--method", "-f", "-F", "--field", "--raw-field", "--input") or
+                   t.startswith(("-X", "--method=")) for t in texts):
+            read_only = True
+    if not read_only:
+        an.ro("`gh`")
+    an.need("network_requests", "approval.network", "`gh` reaches GitHub")
+
+
+def remote_destructive(an: Analyser, name: str, args: list[Word]) -> None:
+    """Deleting cloud, cluster or hosted resources is beyond any worktree: denied."""
+    if name not in CLOUD_CLIS:
+        return
+    texts = [a.text for a in args]
+    if "--" in texts:
+        texts = texts[:texts.index("--")]
+    posw = [t for t in texts if not t.startswith("-")]
+    if posw[:1] in (["exec"], ["run"], ["ssh"], ["logs"], ["api"]):
+        return
+    for w in posw[:4]:
+        if w in DESTROY_WORDS or w.startswith(("delete-", "remove-", "terminate-", "destroy")):
+            an.deny("remote.destructive", f"`{name} ... {w}` destroys resources outside the "
+                      "worktree; a human does that")
+    if name in ("terraform", "tofu", "pulumi") and any(a.text in ("-destroy", "--destroy") for a in args):
+        an.deny("remote.destructive", f"`{name} -destroy` destroys infrastructure")

@@ -1,0 +1,53 @@
+"""The system: privilege changes, power, disk tools, processes, scheduling, umask, and shell
+builtins that only take data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from zen.guard.words import Cmd, State, Word
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+
+def priv(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.deny("priv.escalation", f"`{name}` changes privileges; agents never do, not even as a probe")
+
+
+def power(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.deny("system.power", f"`{name}` stops the machine")
+
+
+def disk(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name in ("losetup", "fsck", "e2fsck", "hdparm", "badblocks") and all(
+            a.text.startswith("-") for a in args) and args:
+        return
+    an.deny("disk.destructive", f"`{name}` rewrites disks or filesystems")
+
+
+def system(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.ro(f"`{name}`")
+    if name == "crontab" and not any(a.text == "-l" for a in args):
+        an.deny("system.persistence", "`crontab` schedules commands that run outside the job")
+    if name == "at":
+        an.deny("system.persistence", "`at` schedules commands that run outside the job")
+    an.need("system_commands", "approval.system-command", f"`{name}` affects other processes")
+
+
+def umask(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    for a in args:
+        if re.fullmatch(r"[0-7]{1,4}", a.text) and not int(a.text, 8) & 0o002:
+            an.deny("perm.world-writable", f"`umask {a.text}` makes every new file world-writable")
+        if not a.known:
+            an.deny("perm.unresolved", "`umask` with a value only known at run time")
+
+
+def data(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name in ("kill", "pkill", "killall", "umask", "shift", "enable", "hash") or (
+            name == "date" and any(a.text in ("-s", "--set") for a in args)):
+        an.ro(f"`{name}`")
+    if name in ("getent",) and args and args[0].text in ("shadow", "gshadow"):
+        an.deny("creds.read", "reads the shadow password database")

@@ -1,0 +1,187 @@
+"""The one table: which rule handler judges each program, by name (data only).
+
+`HANDLERS` maps a program's name (the last path component of the command word, after the
+walker has unwrapped nothing yet) to "family.function" in zen/guard/rules/<family>.py. A name
+that is not here falls back to `fallback()`: python3.12 and pypy to the Python handler, mkfs.*
+to the disk tools, anything else to `generic.generic` (the program runs; its path arguments
+are still checked for credential stores, and at `observe` it must be read-only).
+
+Every handler has the same signature:
+
+    handler(an, name, args, st, cmd, depth) -> None
+
+`an` is the Analyser of this decision (zen/guard/analyse.py: deny, need, path checks, walk,
+leaf), `name` the program, `args` its words after expansion, `st` the walker's State (cwd,
+variables), `cmd` the simple command it came from (redirects, stdin; None when it was built by
+another handler, e.g. the command of `find -exec`), `depth` how deep the unwrapping is.
+
+Lean on purpose (the hook reads it): stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash",
+                    "yash", "posh", "elvish", "nu", "xonsh", "pwsh", "powershell"})
+PYTHONS = re.compile(r"^(python|pypy)[0-9.]*$")
+
+# wrappers that run the rest of their argv: (short options that take a value, long ones)
+WRAPPER_VALUE_OPTS: dict[str, tuple[str, frozenset[str]]] = {
+    "nice": ("n", frozenset({"--adjustment"})),
+    "ionice": ("cnpt", frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"})),
+    "timeout": ("sk", frozenset({"--signal", "--kill-after"})),
+    "stdbuf": ("ioe", frozenset({"--input", "--output", "--error"})),
+    "setsid": ("", frozenset()),
+    "nohup": ("", frozenset()),
+    "time": ("fo", frozenset({"--format", "--output"})),
+    "chronic": ("", frozenset()),
+    "unbuffer": ("", frozenset()),
+    "caffeinate": ("tw", frozenset()),
+    "taskset": ("", frozenset({"--cpu-list"})),
+    "chrt": ("T", frozenset()),
+    "command": ("", frozenset()),
+    "builtin": ("", frozenset()),
+    "exec": ("a", frozenset()),
+    "busybox": ("", frozenset()),
+    "catchsegv": ("", frozenset()),
+    "xvfb-run": ("nsfe", frozenset({"--server-num", "--server-args", "--auth-file", "--error-file"})),
+    "dbus-run-session": ("", frozenset({"--config-file"})),
+    "noglob": ("", frozenset()),
+    "nocorrect": ("", frozenset()),
+    "strace": ("eoPpsuEIab", frozenset()),
+    "ltrace": ("eoPpsuEna", frozenset()),
+    "valgrind": ("", frozenset()),
+    "gdb": ("", frozenset()),
+    "torsocks": ("", frozenset()),
+    "proxychains": ("f", frozenset()),
+    "proxychains4": ("f", frozenset()),
+    "firejail": ("", frozenset()),
+    "systemd-run": ("pEu", frozenset({"--unit", "--property", "--setenv", "--uid", "--gid"})),
+}
+
+_GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
+    # filesystem: deletes, moves, copies, links, writes, modes
+    ("fs.rm", (
+        "del", "rimraf", "rm", "rmdir", "shred", "srm", "trash", "trash-put", "unlink", "wipe")),
+    ("fs.mv", ("mv",)),
+    ("fs.copy", ("cp", "install", "link", "ln", "rsync", "scp")),
+    ("fs.truncate", ("truncate",)),
+    ("fs.tee", ("tee",)),
+    ("fs.dd", ("dd",)),
+    ("fs.touch", (
+        "csplit", "ed", "ex", "mkdir", "mkfifo", "mknod", "patch", "split", "touch")),
+    ("fs.chmod", ("chattr", "chgrp", "chmod", "chown", "setfacl")),
+    # archives
+    ("archive.tar", ("tar",)),
+    ("archive.archive", ("7z", "7za", "ar", "cpio", "pax", "rar", "zip")),
+    ("archive.unzip", ("bsdtar", "unzip")),
+    # text tools and editors
+    ("text.sed", ("gsed", "sed")),
+    ("text.awk", ("awk", "gawk", "mawk", "nawk")),
+    ("text.editor", (
+        "emacs", "gvim", "less", "man", "micro", "more", "most", "nano", "nvim", "pico", "vi",
+        "view", "vim", "vimdiff")),
+    ("text.sort", ("sort",)),
+    ("text.uniq", ("uniq",)),
+    ("text.yq", ("yq",)),
+    ("text.grep", (
+        "ack", "ag", "egrep", "fgrep", "git-grep", "grep", "rg", "zgrep")),
+    # commands built from found or piped items
+    ("find.find", ("find",)),
+    ("find.xargs", ("xargs",)),
+    ("find.parallel", ("parallel",)),
+    # wrappers and shells: what they run is judged as if typed
+    ("wrappers.shell", SHELLS),
+    ("wrappers.env", ("env",)),
+    ("wrappers.wrapper", (
+        "builtin", "busybox", "caffeinate", "catchsegv", "chronic", "chrt", "dbus-run-session",
+        "exec", "firejail", "gdb", "ionice", "ltrace", "nice", "nocorrect", "noglob", "nohup",
+        "proxychains", "proxychains4", "setsid", "stdbuf", "strace", "systemd-run", "taskset",
+        "time", "timeout", "torsocks", "unbuffer", "valgrind", "xvfb-run")),
+    ("wrappers.command", ("command",)),
+    ("wrappers.flock", ("flock",)),
+    ("wrappers.watch", ("watch",)),
+    ("wrappers.script", ("script",)),
+    ("wrappers.evaluate", ("eval",)),
+    ("wrappers.source", (".", "source")),
+    ("wrappers.trap", ("trap",)),
+    ("wrappers.alias", ("alias",)),
+    ("wrappers.coproc", ("coproc",)),
+    # interpreters
+    ("interp.python", ("python",)),
+    ("interp.node", ("deno", "node", "nodejs", "ts-node", "tsx")),
+    ("interp.ruby", ("ruby",)),
+    ("interp.php", ("php",)),
+    ("interp.perl", ("perl",)),
+    ("interp.other_interp", (
+        "R", "Rscript", "clisp", "dotnet-script", "elixir", "erl", "expect", "ghci", "gnuplot",
+        "groovy", "guile", "irb", "jjs", "jrunscript", "jshell", "julia", "lua", "luajit",
+        "osascript", "pry", "racket", "runghc", "sbcl", "scala", "swipl", "tclsh", "wish")),
+    # containers and clusters
+    ("containers.docker", ("docker", "nerdctl", "podman")),
+    ("containers.kubectl", ("kubectl",)),
+    # network and hosted APIs
+    ("net.http", (
+        "aria2c", "curl", "curlie", "elinks", "grpcurl", "http", "httpie", "https", "hurl",
+        "links", "lynx", "w3m", "websocat", "wget", "wscat", "xh", "xhs")),
+    ("net.socket", ("nc", "ncat", "netcat", "openssl", "socat", "telnet")),
+    ("net.ssh", ("ssh",)),
+    ("net.gh", ("gh",)),
+    # databases
+    ("db.sql", (
+        "beeline", "bq", "clickhouse", "clickhouse-client", "cockroach", "cqlsh", "db2", "duckdb",
+        "isql", "litecli", "mariadb", "mssql-cli", "mycli", "mysql", "pgcli", "presto", "psql",
+        "snowsql", "spanner-cli", "sqlcmd", "sqlite", "sqlite3", "sqlplus", "trino", "usql",
+        "vsql")),
+    ("db.mongo", ("mongo", "mongosh")),
+    ("db.redis", ("redis-cli",)),
+    ("db.dropdb", ("dropdb", "dropuser")),
+    ("db.mysqladmin", ("mysqladmin",)),
+    # the environment and secrets
+    ("env.printer", (
+        "cowsay", "echo", "logger", "notify-send", "print", "printf", "say", "wall")),
+    ("env.printenv", ("printenv",)),
+    ("env.set_builtin", ("set",)),
+    ("env.export", ("declare", "export", "readonly", "typeset")),
+    # the system: privilege, power, disks, processes, shell builtins
+    ("system.priv", (
+        "calife", "capsh", "chroot", "doas", "ksu", "machinectl", "nsenter", "pkexec", "run0",
+        "runuser", "setpriv", "su", "sudo", "sudoedit", "unshare")),
+    ("system.power", ("halt", "poweroff", "reboot", "shutdown", "telinit")),
+    ("system.disk", (
+        "badblocks", "blkdiscard", "cfdisk", "cryptsetup", "debugfs", "dmsetup", "e2fsck", "fdisk",
+        "fsck", "gdisk", "hdparm", "losetup", "lvremove", "mdadm", "mke2fs", "mkfs", "mkswap",
+        "parted", "pvremove", "sfdisk", "sgdisk", "tune2fs", "vgremove", "wipefs", "zpool")),
+    ("system.system", ("at", "crontab", "kill", "killall", "pkill")),
+    ("system.umask", ("umask",)),
+    ("system.data", (
+        ":", "[", "[[", "apropos", "basename", "bg", "break", "cal", "cd", "continue", "date",
+        "dig", "dirname", "dirs", "disown", "enable", "exit", "expr", "factor", "false", "fg",
+        "getent", "getopts", "hash", "help", "host", "info", "jobs", "let", "local", "mapfile",
+        "nslookup", "numfmt", "pgrep", "pidof", "ping", "popd", "pushd", "pwd", "read",
+        "readarray", "return", "seq", "shift", "shopt", "sleep", "stat", "test", "times", "tldr",
+        "tput", "traceroute", "true", "type", "ulimit", "unalias", "unset", "wait", "whatis",
+        "whereis", "which", "yes")),
+    # build tools and package runners
+    ("build.make", ("gmake", "make")),
+    ("build.runner", (
+        "bun", "bundle", "bunx", "conda", "direnv", "dotenv", "hatch", "mamba", "npx", "pdm",
+        "pipenv", "pixi", "pnpm", "pnpx", "poetry", "rye", "uv", "uvx", "yarn")),
+    ("build.npm", ("npm",)),
+    # git
+    ("git.git", ("git",)),
+    # everything else: run, with path arguments checked (named here when a handler once existed)
+    ("generic.generic", ("base64", "rclone")),
+)
+
+HANDLERS: dict[str, str] = {name: ref for ref, names in _GROUPS for name in names}
+
+
+def fallback(name: str) -> str:
+    """The handler of a program the table does not name."""
+    if PYTHONS.match(name):
+        return "interp.python"
+    if name.startswith("mkfs."):
+        return "system.disk"
+    return "generic.generic"

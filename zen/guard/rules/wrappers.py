@@ -1,0 +1,215 @@
+"""Wrappers and shells: whatever they run is judged as if it were typed.
+
+Shells with -c, a script or stdin; env (assignments, -C, -S); nice, timeout, nohup and the other
+wrappers of WRAPPER_VALUE_OPTS; flock, watch, script; eval, source, trap, alias; coproc.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zen.guard.options import has, is_num_flag, split_opts, sq, val
+from zen.guard.paths import norm
+from zen.guard.rules import interp
+from zen.guard.rules.table import WRAPPER_VALUE_OPTS
+from zen.guard.words import Cmd, State, Word, lit
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+
+def shell(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    i = 0
+    payload = None
+    script = None
+    while i < len(args):
+        a = args[i]
+        t = a.text
+        if not a.known:
+            an.deny("opaque.exec", f"`{name}` runs a script only known at run time")
+        if t in ("-c",) or (t.startswith("-") and not t.startswith("--") and "c" in t[1:] and
+                            not t.startswith("-o")):
+            if i + 1 < len(args):
+                payload = args[i + 1]
+            break
+        if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if t.startswith(("-", "+")) and t not in ("-", "--"):
+            i += 1
+            continue
+        if t == "--":
+            i += 1
+            if i < len(args):
+                script = args[i]
+            break
+        if t == "-":
+            break
+        script = a
+        break
+    if name in ("pwsh", "powershell", "fish", "elvish", "nu", "xonsh", "csh", "tcsh"):
+        if payload is not None or script is None:
+            an.deny("opaque.exec", f"`{name}` code cannot be checked (not bash)")
+    if payload is not None:
+        if not payload.known:
+            an.deny("opaque.exec", f"`{name} -c` runs a command only known at run time")
+        an.walk(payload.text, st.copy(vars={}), depth + 1)
+        return
+    if script is not None:
+        if script.procsub:
+            an.deny("opaque.exec", f"`{name}` runs a script from a process substitution")
+        an.ro(f"running `{script.text}`")
+        interp.run_script_file(an, script, "sh", st, cmd)
+        for w in args[args.index(script) + 1:]:
+            an.read_word(w, st)
+        return
+    interp.interp_stdin(an, name, cmd, shell=True, st=st, depth=depth)
+
+
+def env(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    i = 0
+    cwd_st = st
+    while i < len(args):
+        a = args[i]
+        t = a.text
+        if not a.known:
+            an.deny("shell.unresolved-command", "env runs a command only known at run time")
+        if t in ("-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-") or \
+                t.startswith(("--unset=", "--chdir=", "--default-signal", "--ignore-signal",
+                              "--block-signal", "--list-signal-handling")):
+            if t.startswith("--chdir="):
+                cwd_st = st.copy(cwds=(norm(t.split("=", 1)[1], st.cwd),))
+            i += 1
+            continue
+        if t in ("-u", "--unset"):
+            i += 2
+            continue
+        if t in ("-C", "--chdir"):
+            if i + 1 < len(args):
+                cwd_st = st.copy(cwds=(norm(args[i + 1].text, st.cwd) if args[i + 1].known else None,))
+            i += 2
+            continue
+        if t.startswith("-S") or t.startswith("--split-string"):
+            split = t[2:] if t.startswith("-S") and len(t) > 2 else (
+                t.split("=", 1)[1] if "=" in t else (args[i + 1].text if i + 1 < len(args) else ""))
+            if not (t.startswith("-S") and len(t) > 2) and "=" not in t:
+                i += 1
+            tail = " ".join(sq(w.text) for w in args[i + 1:])
+            an.walk(split + (" " + tail if tail else ""), cwd_st.copy(vars={}), depth + 1)
+            return
+        if t.startswith("-") and t != "--":
+            i += 1
+            continue
+        if t == "--":
+            i += 1
+            break
+        if "=" in t and not t.startswith("="):
+            n, _, v = t.partition("=")
+            an.assignment(n, lit(v), st, depth)
+            i += 1
+            continue
+        break
+    rest = args[i:]
+    if not rest:
+        an.deny("creds.env-dump", "`env` without a command prints the whole environment")
+    an.payload(rest, cwd_st, cmd, depth)
+
+
+def wrapper(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    short, long = WRAPPER_VALUE_OPTS.get(name, ("", frozenset()))
+    if name == "nice":
+        args = [lit("-n"), lit(args[0].text[1:]), *args[1:]] if args and is_num_flag(args[0]) else args
+    opts, pos = split_opts(args, short, long, stop_first=True)
+    if name == "exec" and not pos:
+        return
+    if name == "timeout" and pos:
+        pos = pos[1:]            # the duration
+    elif name in ("taskset", "chrt") and pos:
+        pos = pos[1:] if not has(opts, "-p", "--pid") else []
+    elif name in ("strace", "ltrace", "valgrind", "gdb", "systemd-run", "firejail"):
+        an.ro(f"`{name}`")
+    if name == "systemd-run":
+        an.need("system_commands", "approval.system-command", "`systemd-run` starts a service")
+    if not pos:
+        return
+    an.payload(pos, st, cmd, depth)
+
+
+def command(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    opts, pos = split_opts(args, "", frozenset(), stop_first=True)
+    if has(opts, "-v", "-V"):
+        return
+    an.payload(pos, st, cmd, depth)
+
+
+def flock(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    opts, pos = split_opts(args, "wEc", frozenset({"--timeout", "--wait", "--conflict-exit-code",
+                                                    "--command"}), stop_first=True)
+    c = val(opts, "-c", "--command")
+    if c is None and len(pos) >= 3 and pos[1].text in ("-c", "--command"):
+        c = pos[2]
+    if c is not None:
+        if not c.known:
+            an.deny("opaque.exec", "`flock -c` runs a command only known at run time")
+        an.walk(c.text, st.copy(vars={}), depth + 1)
+        return
+    if len(pos) >= 2:
+        an.payload(pos[1:], st, cmd, depth)
+
+
+def watch(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    opts, pos = split_opts(args, "nd", frozenset({"--interval", "--differences"}), stop_first=True)
+    if pos:
+        if has(opts, "-x", "--exec"):
+            an.payload(pos, st, cmd, depth)
+        else:
+            an.walk(" ".join(p.text for p in pos), st.copy(vars={}), depth + 1)
+
+
+def script(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    opts, pos = split_opts(args, "cEIOBT", frozenset({"--command", "--log-in", "--log-out",
+                                                      "--log-io", "--log-timing", "--echo"}))
+    c = val(opts, "-c", "--command")
+    if c is not None:
+        an.walk(c.text, st.copy(vars={}), depth + 1)
+    for p in pos:
+        an.write_word(p, st, "`script` writes its typescript to")
+    an.ro("`script`")
+
+
+def evaluate(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if any(not a.known or a.subst for a in args):
+        an.deny("opaque.eval", "`eval` of text only known at run time (opaque execution)")
+    an.walk(" ".join(a.text for a in args), st, depth + 1)
+
+
+def source(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if not args:
+        return
+    f = args[0]
+    if f.procsub or not f.known or f.text.startswith(("/dev/fd/", "/dev/stdin", "/proc/self/fd")):
+        an.deny("opaque.exec", f"`{name}` of generated text (opaque execution)")
+    an.read_word(f, st)
+    an.ro(f"`{name} {f.text}`")
+
+
+def trap(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    opts, pos = split_opts(args, "", frozenset())
+    if has(opts, "-p", "-l") or not pos:
+        return
+    if not pos[0].known:
+        an.deny("opaque.exec", "`trap` runs a command only known at run time")
+    an.walk(pos[0].text, st.copy(vars={}), depth + 1)
+
+
+def alias(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    for a in args:
+        if "=" in a.text:
+            body = a.text.split("=", 1)[1]
+            if not a.known:
+                an.deny("opaque.exec", "an alias whose body is only known at run time")
+            an.walk(body, st.copy(vars={}), depth + 1)
+
+
+def coproc(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    an.deny("shell.unsupported", "`coproc` runs a command the guardian does not follow")
