@@ -12,14 +12,14 @@ import os
 import sys
 from typing import TextIO
 
+from zen.guard.context import Guard, HomeError, calls_from_record, discover_home
+
 
 def run(source: str, default_cwd: str | None, home: str | None, out: TextIO | None = None) -> int:
     """Judge every line of `source` (- = stdin). Exit 0 when all are allowed, else 4.
 
     A bad line gives a deny line, never a crash. Raises OSError when `source` cannot be read.
     """
-    from zen.guard.context import Guard, calls_from_record
-
     out = out or sys.stdout
     guard = Guard(home=home, cache=True)
     stream = sys.stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
@@ -68,8 +68,6 @@ def fast_main(argv: list[str]) -> int | None:
         opts[key] = val
     if "--batch" not in opts:
         return None
-    from zen.guard.context import HomeError, discover_home
-
     try:
         home = discover_home(opts.get("--cwd") or os.getcwd(), None, os.environ)
     except HomeError as exc:

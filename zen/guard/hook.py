@@ -27,7 +27,9 @@ pydantic, ruamel or rich (tests/guard/test_hook.py asserts it).
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sys
 
 PREFIX = "zen guardian: "
@@ -51,8 +53,6 @@ def _on_deadline(signum: int, frame: object) -> None:
 
 
 def _arm_deadline() -> None:
-    import signal
-
     seconds = DEADLINE_S
     try:
         seconds = float(os.environ.get("ZEN_GUARD_DEADLINE", DEADLINE_S))
@@ -63,8 +63,6 @@ def _arm_deadline() -> None:
 
 
 def _disarm_deadline() -> None:
-    import signal
-
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
@@ -91,8 +89,6 @@ def parse_args(argv: list[str]) -> dict[str, str]:
 
 def read_payload() -> tuple[str, dict[str, object], str]:
     """(tool_name, tool_input, cwd) from stdin. Raises ValueError with a one-line reason."""
-    import json
-
     data = sys.stdin.buffer.read(MAX_STDIN + 1)
     if len(data) > MAX_STDIN:
         raise ValueError("the hook input is larger than 4 MiB")
@@ -118,6 +114,8 @@ def read_payload() -> tuple[str, dict[str, object], str]:
 
 def decide_hook(argv: list[str]) -> tuple[bool, str, str]:
     """(allowed, reason, agent) for the call on stdin. May raise: main() turns that into a block."""
+    # imported here, inside main()'s try and under its deadline: a broken or slow import of the
+    # guardian must end in exit 2 like any other failure, never in an uncaught exit 1 (allow)
     from zen.guard.context import Guard, calls_for
 
     opts = parse_args(argv)
