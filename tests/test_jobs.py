@@ -123,8 +123,9 @@ def test_status_show_and_log(lane: Path, home: Path) -> None:
     assert "first task" in shown and "job.queued" in shown
     log = zen("log", "alpha")
     assert log.returncode == 0 and "task.received" in log.stdout and "job.queued" in log.stdout
-    lines = zen("log", "alpha", "--json").stdout.splitlines()
-    assert [json.loads(x)["seq"] for x in lines] == [1, 2]
+    # --json is one document (issue 15); with --follow it is JSON lines, one event each
+    doc = json.loads(zen("log", "alpha", "--json").stdout)
+    assert doc["job"] == a and [e["seq"] for e in doc["events"]] == [1, 2]
 
 
 def test_ambiguous_and_unknown_references(lane: Path, home: Path) -> None:
@@ -147,6 +148,15 @@ def test_log_follow_stops_when_the_job_ends(lane: Path, home: Path) -> None:
     store.append(job_id, "job.cancelled", reason="test")
     out, _ = p.communicate(timeout=20)
     assert "job.cancelled" in out and p.returncode == 0
+
+
+def test_log_follow_json_is_one_event_per_line(lane: Path, home: Path) -> None:
+    zen("dispatch", "x", "--name", "follow")
+    [job_id] = claim_all(home)
+    JobStore(Home(home)).append(job_id, "job.cancelled", reason="test")
+    r = zen("log", job_id, "--follow", "--json")
+    events = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode == 0 and [e["type"] for e in events] == ["task.received", "job.queued", "job.cancelled"]
 
 
 def test_dependencies_resolve_by_name(lane: Path, home: Path) -> None:

@@ -2,7 +2,8 @@
 
 Two commands run inside every agent action and must start fast, so they bypass the CLI
 framework: `zen guard hook` (the PreToolUse guardian) and `zen hook EVENT` (turn signals); so
-does `zen guard check --batch`, a throughput tool. Any other form goes through the full CLI.
+does `zen guard check --batch`, a throughput tool. Any other form, and --help of these, goes
+through the full CLI.
 """
 
 from __future__ import annotations
@@ -12,20 +13,27 @@ import sys
 
 def main() -> None:
     argv = sys.argv[1:]
-    if argv[:2] == ["guard", "hook"]:
+    # `zen guard hook --help` (nothing else) is a person asking; agents never call it so. Any
+    # other form is the hook itself, which must answer in the agent's protocol, fail-closed.
+    asks_help = len(argv) == 3 and argv[2] in ("-h", "--help")
+    if argv[:2] == ["guard", "hook"] and not asks_help:
+        # lean start: the hook runs for every agent action and must not import the CLI
         from zen.guard.hook import main as guard_hook
 
         sys.exit(guard_hook(argv[2:]))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:
+        # lean start: a throughput tool, measured in bench/guard.py
         from zen.guard.batch import fast_main
 
         rc = fast_main(argv[2:])
         if rc is not None:
             sys.exit(rc)
-    if argv[:1] == ["hook"] and len(argv) >= 2 and not argv[1].startswith("-"):
+    if argv[:1] == ["hook"] and len(argv) >= 2 and not argv[1].startswith("-") and not asks_help:
+        # lean start: turn signals come from agent hooks, one process per signal
         from zen.orchestration.turnhook import main as turn_hook
 
         sys.exit(turn_hook(argv[1:]))
+    # imported only now, so that the fast paths above never load the CLI framework
     from zen.cli.main import main as cli_main
 
     sys.exit(cli_main(argv))

@@ -1,20 +1,29 @@
-"""What every command shares: the home, JSON output, and the one renderer for text."""
+"""What every command shares: the home it works on, the --json option, and stdin arguments."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from pathlib import Path
-from typing import Any
 
+import typer
+
+from zen.errors import ZenError
 from zen.store.home import Home, find_home
 
 _home_option: str | None = None
+
+# the option every command that shows data takes
+JSON = typer.Option(False, "--json", help="Print the result as one JSON document.")
+JOB = typer.Argument(..., help="Job id, unique prefix, or name.")
 
 
 def set_home_option(value: str | None) -> None:
     global _home_option
     _home_option = value
+
+
+def home_option() -> str | None:
+    return _home_option
 
 
 def home() -> Home:
@@ -24,56 +33,19 @@ def home() -> Home:
 def home_or_none() -> Home | None:
     try:
         return home()
-    except Exception:
+    except (ZenError, OSError):  # no home, or the cwd is gone
         return None
 
 
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+def home_root_or_none() -> str | None:
+    """The home as --home / $ZEN_HOME / discovery give it, or None when there is none; a home
+    named by --home or $ZEN_HOME that does not exist is an error, not a fallback."""
+    h = home_or_none()
+    if h is None and (_home_option or os.environ.get("ZEN_HOME")):
+        home()  # raises the one-sentence NoHome error
+    return str(h.root) if h is not None else None
 
 
-def console() -> Any:
-    from rich.console import Console
-
-    # Piped output keeps whole ids on a line: scripts and people both grep it.
-    width = None if sys.stdout.isatty() else 250
-    return Console(highlight=False, soft_wrap=True, width=width)
-
-
-def escape(text: str) -> str:
-    """Agent-produced text is data: never let it be read as rich markup."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
-
-
-def table(columns: list[str], rows: list[list[str]], title: str | None = None) -> None:
-    from rich.table import Table
-
-    t = Table(title=title, box=None, pad_edge=False, header_style="bold")
-    for col in columns:
-        t.add_column(col, no_wrap=True, overflow="fold")
-    for row in rows:
-        t.add_row(*(escape(str(c)) for c in row))
-    console().print(t)
-
-
-def say(text: str) -> None:
-    """Plain text to stdout (no markup interpretation)."""
-    sys.stdout.write(text + "\n")
-
-
-def err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-
-
-def rel(path: str | Path | None, base: Path | None = None) -> str:
-    if path is None:
-        return "-"
-    p = Path(path)
-    if base is not None:
-        try:
-            return str(p.relative_to(base))
-        except ValueError:
-            pass
-    return str(p)
+def text_or_stdin(text: str | None) -> str | None:
+    """`-` means: read the text from stdin."""
+    return sys.stdin.read() if text == "-" else text

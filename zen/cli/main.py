@@ -1,11 +1,16 @@
-"""The error funnel (DESIGN section 9) and the assembly of every command group.
+"""The error funnel (DESIGN section 9) and the assembly of the command line.
 
 0 ok · 1 expected error with one sentence · 2 usage · 3 bug (traceback in a log file, path
 printed) · 4 guardian deny · 130 interrupted.
+
+Commands live in one module per family, named in COMMANDS below; only the module of the command
+being run is imported, so `zen status` pays for what status needs and nothing else (the root
+`--help`, and a name that is not a command, load them all so typer can list or suggest them).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -24,8 +29,53 @@ session, watched by a supervisor and checked by a fail-closed guardian.
 Start with: zen init DIR, zen lane add NAME PATH, zen supervise --detach, zen dispatch "PROMPT".
 """
 
+# command name -> the module that registers it, in the order `zen --help` lists them
+COMMANDS: dict[str, str] = {
+    "init": "zen.cli.home", "lane": "zen.cli.lane",
+    "dispatch": "zen.cli.dispatch", "status": "zen.cli.status",
+    "show": "zen.cli.jobs", "log": "zen.cli.jobs", "doctor": "zen.cli.jobs",
+    "supervise": "zen.cli.supervise",
+    "send": "zen.cli.control", "attach": "zen.cli.control", "output": "zen.cli.control",
+    "finish": "zen.cli.control", "cancel": "zen.cli.control", "harvest": "zen.cli.control",
+    "clean": "zen.cli.control",
+    "guard": "zen.cli.guard", "approvals": "zen.cli.approvals", "approve": "zen.cli.approvals",
+    "deny": "zen.cli.approvals", "gate": "zen.cli.gate",
+    "accept": "zen.cli.autonomy", "reject": "zen.cli.autonomy", "autonomy": "zen.cli.autonomy",
+    "kill-switch": "zen.cli.autonomy",
+    "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
+    "queue": "zen.cli.queue", "gc": "zen.cli.gc",
+    "hook": "zen.cli.hook",  # plumbing called by agents: listed last
+}
+_ROOT_FLAGS_WITH_VALUE = {"--home"}
+_HELP = {"-h", "--help"}
 
-def build_app() -> typer.Typer:
+
+def command_name(argv: list[str]) -> str | None:
+    """The command `argv` runs: its first word that is not a root option or an option's value."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in _ROOT_FLAGS_WITH_VALUE:
+            skip = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return arg
+    return None
+
+
+def modules_for(argv: list[str]) -> list[str]:
+    name = command_name(argv)
+    if name in COMMANDS:
+        return [COMMANDS[name]]
+    if name is None and argv and not _HELP & set(argv):
+        return []  # root options only (--version): no command to load
+    return list(dict.fromkeys(COMMANDS.values()))
+
+
+def build_app(argv: list[str] | None = None) -> typer.Typer:
     app = typer.Typer(
         name="zen",
         help=HELP,
@@ -35,34 +85,25 @@ def build_app() -> typer.Typer:
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-
-    def show_version(value: bool) -> None:
-        if value:
-            common.say(f"zen {__version__}")
-            raise typer.Exit(0)
-
-    @app.callback()
-    def root(
-        home: str = typer.Option(None, "--home", help="The zen home (else $ZEN_HOME, else the nearest ancestor with zen.yaml)."),
-        version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
-                                     callback=show_version),
-    ) -> None:
-        common.set_home_option(home)
-
-    from zen.cli import (
-        cmd_autonomy,
-        cmd_guard,
-        cmd_home,
-        cmd_incidents,
-        cmd_jobs,
-        cmd_schedule,
-        cmd_supervise,
-    )
-
-    for module in (cmd_home, cmd_jobs, cmd_supervise, cmd_guard, cmd_autonomy, cmd_incidents, cmd_schedule):
-        module.register(app)
-    cmd_supervise.register_hook(app)  # plumbing called by agents: listed last
+    app.callback()(_root)
+    for name in modules_for(sys.argv[1:] if argv is None else argv):
+        # lazy command loading: importing every family would import all of zen for one command
+        importlib.import_module(name).register(app)
     return app
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"zen {__version__}\n")
+        raise typer.Exit(0)
+
+
+def _root(
+    home: str = typer.Option(None, "--home", help="The zen home (else $ZEN_HOME, else the nearest ancestor with zen.yaml)."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_show_version),
+) -> None:
+    common.set_home_option(home)
 
 
 def _crash_log() -> Path:
@@ -81,9 +122,10 @@ def _crash_log() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    app = build_app()
+    args = sys.argv[1:] if argv is None else argv
     try:
-        rv = app(args=argv, prog_name="zen", standalone_mode=False)
+        app = build_app(args)
+        rv = app(args=args, prog_name="zen", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except typer.Abort:

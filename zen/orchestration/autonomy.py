@@ -7,13 +7,19 @@ itself on every decision, so it holds with the supervisor stopped or hung.
 
 from __future__ import annotations
 
+import copy
 import getpass
 import io
 import json
 import os
 import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
 
 from zen.core import autonomy as rules
 from zen.core.events import FORMAT_VERSION, timestamp
@@ -22,14 +28,13 @@ from zen.core.ids import iso, utcnow
 from zen.core.model import JobStatus, Level
 from zen.errors import NotFound, ZenError
 from zen.store import events as ev_store
-from zen.store.atomic import append_line, atomic_write, flocked
+from zen.store.atomic import append_line, atomic_write, flocked, fsync_dir
+from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
     y = YAML()
     y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
@@ -41,8 +46,6 @@ _POLICY_CACHE: dict[tuple[object, ...], Any] = {}
 
 def load_policy(home: Home) -> Any:
     """policy/autonomy.yaml (a fresh copy; parsed again only when the file changed)."""
-    import copy
-
     path = home.autonomy_policy
     try:
         st = path.stat()
@@ -89,8 +92,6 @@ def domain_level(home: Home, domain: str | None) -> Level | None:
 
 
 def domains(home: Home, policy: Any) -> list[str]:
-    from zen.store.config import Config
-
     names = set((policy.get("domains") or {}).keys())
     names |= {str(spec.get("domain") or "code") for spec in Config.load(home).lanes.values()}
     names |= {p.stem for p in home.evidence.glob("*.jsonl")}
@@ -102,8 +103,6 @@ def set_level(home: Home, domain: str, level: Level) -> None:
     with flocked(home.control / "autonomy.lock"):
         data = load_policy(home)
         if data.get("domains") is None:
-            from ruamel.yaml.comments import CommentedMap
-
             data["domains"] = CommentedMap()
         data["domains"][domain] = level.label
         buf = io.StringIO()
@@ -118,7 +117,7 @@ def evidence_path(home: Home, domain: str) -> Path:
     return home.evidence_file(domain)
 
 
-def read_evidence(home: Home, domain: str) -> list[dict[str, Any]]:
+def read_evidence(home: Home, domain: str) -> list[Mapping[str, Any]]:
     return list(ev_store.read_events_any(evidence_path(home, domain)))
 
 
@@ -144,8 +143,6 @@ def _who() -> str:
 
 def incidents_since(home: Home, domain: str, since_ts: str | None) -> int:
     """Incidents tagged with `domain` recorded after `since_ts` (all of them when None)."""
-    from ruamel.yaml import YAML
-
     count = 0
     for path in sorted(home.incidents.glob("*.yaml")):
         try:
@@ -171,14 +168,24 @@ def progress(home: Home, domain: str) -> rules.Progress:
     return rules.progress(domain, level, records, thresholds, incidents)
 
 
-def show(home: Home) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class DomainView:
+    """One domain in `zen autonomy`: its level, what the kill switch leaves of it, its evidence."""
+
+    progress: rules.Progress
+    effective_level: Level
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.progress.as_dict(), "effective_level": self.effective_level.label}
+
+
+def show(home: Home) -> list[DomainView]:
     policy = load_policy(home)
     killed = home.kill_file.exists()
     out = []
     for domain in domains(home, policy):
-        row = progress(home, domain).as_dict()
-        row["effective_level"] = Level.observe.label if killed else row["level"]
-        out.append(row)
+        prog = progress(home, domain)
+        out.append(DomainView(prog, Level.observe if killed else prog.level))
     return out
 
 
@@ -211,7 +218,23 @@ def demote(home: Home, domain: str, reason: str) -> Level:
 # -- verdicts --------------------------------------------------------------------
 
 
-def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Verdict:
+    job: str
+    domain: str
+    verdict: str             # accepted | corrected
+    level: Level             # the domain's level when the verdict was given
+    demoted_to: Level | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"job": self.job, "domain": self.domain, "verdict": self.verdict,
+                               "level": self.level.label}
+        if self.demoted_to is not None:
+            out["demoted_to"] = self.demoted_to.label
+        return out
+
+
+def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None = None) -> Verdict:
     store = JobStore(home)
     snap = store.snapshot(job_id)
     if snap.state not in (JobStatus.harvested, JobStatus.cancelled) and not snap.harvest_commit:
@@ -233,11 +256,8 @@ def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None =
     record_evidence(home, domain, kind, **fields)
     store.append(job_id, E.REVIEW_ACCEPTED if accepted else E.REVIEW_REJECTED, actor="human",
                  domain=domain, correction=correction)
-    result: dict[str, Any] = {"job": job_id, "domain": domain, "verdict": kind, "level": level.label}
-    if not accepted:
-        new = demote(home, domain, reason=f"correction on {job_id}: {correction}")
-        result["demoted_to"] = new.label
-    return result
+    demoted_to = None if accepted else demote(home, domain, reason=f"correction on {job_id}: {correction}")
+    return Verdict(job_id, domain, kind, level, demoted_to)
 
 
 # -- kill switch -------------------------------------------------------------------
@@ -248,7 +268,28 @@ def live_jobs(home: Home) -> list[str]:
     return [s.job for s in store.snapshots() if s.state.live]
 
 
-def engage_kill_switch(home: Home, reason: str | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class KillSwitch:
+    """control/KILL as engaged, and what was done about running agents."""
+
+    engaged_at: str
+    by: str
+    reason: str
+    already_engaged: bool
+    stopped: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"zen": 1, "engaged_at": self.engaged_at, "by": self.by, "reason": self.reason,
+                "already_engaged": self.already_engaged, "stopped": list(self.stopped)}
+
+
+@dataclass(frozen=True)
+class Released:
+    released_at: str
+    by: str
+
+
+def engage_kill_switch(home: Home, reason: str | None) -> KillSwitch:
     record = {"zen": 1, "engaged_at": iso(utcnow()), "by": _who(), "reason": reason or "no reason given"}
     text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in record.items())
     already = home.kill_file.exists()
@@ -257,22 +298,20 @@ def engage_kill_switch(home: Home, reason: str | None) -> dict[str, Any]:
     store = JobStore(home)
     for job_id in live_jobs(home):
         store.append(job_id, E.KILLSWITCH_ENGAGED, actor="human", reason=record["reason"], by=record["by"])
-    return {**record, "already_engaged": already}
+    return KillSwitch(str(record["engaged_at"]), str(record["by"]), str(record["reason"]), already)
 
 
-def release_kill_switch(home: Home) -> dict[str, Any]:
+def release_kill_switch(home: Home) -> Released:
     if not home.kill_file.exists():
         raise ZenError("the kill switch is not engaged")
     record = {"released_at": iso(utcnow()), "by": _who()}
     os.replace(home.kill_file, home.control / f"KILL.released-{record['released_at'].replace(':', '')}")
-    from zen.store.atomic import fsync_dir
-
     fsync_dir(home.control)
     _control_log(home, E.KILLSWITCH_RELEASED, **record)
     store = JobStore(home)
     for job_id in live_jobs(home):
         store.append(job_id, E.KILLSWITCH_RELEASED, actor="human", by=record["by"])
-    return record
+    return Released(record["released_at"], record["by"])
 
 
 def _control_log(home: Home, etype: str, **fields: Any) -> None:

@@ -243,7 +243,7 @@ def _claim_pending(home: Home, ref: str) -> bool:
     from zen.store import spool
     from zen.store.jobs import load_task_text
 
-    names = {t["id"]: t["name"] for t in pending_tasks(home)}
+    names = {t.id: t.name for t in pending_tasks(home)}
     try:
         job_id = resolve(ref, names)
     except NotFound:

@@ -108,7 +108,7 @@ def _refuse_cycles(home: Home, own_id: str, deps: list[str]) -> None:
         except ZenError:
             continue
     for t in pending_tasks(home):
-        graph.setdefault(t["id"], list(t.get("depends_on") or []))
+        graph.setdefault(t.id, list(t.depends_on))
     cycle = find_cycle(graph)
     if cycle:
         raise InvalidTask("dependency cycle: " + " -> ".join(cycle))

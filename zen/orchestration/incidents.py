@@ -7,11 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+
 from zen.core.ids import iso, slugify, utcnow
 from zen.core.incident import Incident
 from zen.errors import NotFound, ZenError
+from zen.guard.policy import validate_rules
+from zen.orchestration.autonomy import demote
 from zen.store.atomic import create_exclusive
 from zen.store.home import Home
+from zen.store.jobs import describe_validation
 
 
 @dataclass
@@ -22,11 +28,6 @@ class Loaded:
 
 
 def _load_one(path: Path) -> Loaded:
-    from pydantic import ValidationError
-    from ruamel.yaml import YAML
-
-    from zen.store.jobs import describe_validation
-
     try:
         data = YAML(typ="safe").load(path.read_text())
     except Exception as exc:
@@ -78,15 +79,50 @@ def get(home: Home, ref: str) -> tuple[Path, Incident]:
     return hits[0].path, hits[0].incident
 
 
-def check(home: Home) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Summary:
+    """One line of `zen incident list`: a record and how many live controls it carries."""
+
+    id: str
+    file: str
+    title: str | None
+    date: str | None
+    domain: str | None
+    guardian_rules: int
+    preflight_checks: int
+    handoff_warnings: int
+    error: str | None
+
+
+def summaries(home: Home) -> list[Summary]:
+    out = []
+    for item in load_all(home):
+        inc = item.incident
+        if inc is None:
+            out.append(Summary(item.path.stem, item.path.name, None, None, None, 0, 0, 0, item.error))
+        else:
+            c = inc.controls
+            out.append(Summary(inc.id, item.path.name, inc.title, str(inc.date), inc.domain,
+                               len(c.guardian_rules), len(c.preflight_checks), len(c.handoff_warnings), None))
+    return out
+
+
+@dataclass(frozen=True)
+class Checked:
+    path: str
+    id: str | None
+    ok: bool
+    problems: list[str]
+
+
+def check(home: Home) -> list[Checked]:
     """Validate every record and compile its guardian rules with the guardian's own compiler."""
     results = []
     for item in load_all(home):
         problems = [item.error] if item.error else []
         if item.incident is not None:
             problems += compile_rules(item.incident)
-        results.append({"path": str(item.path), "id": item.incident.id if item.incident else None,
-                        "ok": not problems, "problems": problems})
+        results.append(Checked(str(item.path), item.incident.id if item.incident else None, not problems, problems))
     return results
 
 
@@ -94,20 +130,11 @@ def compile_rules(incident: Incident) -> list[str]:
     """Errors from compiling the incident's guardian rules (empty when they all compile)."""
     if not incident.controls.guardian_rules:
         return []
-    try:
-        from zen.guard.policy import validate_rules
-    except ImportError:
-        return []
     return [f"guardian rule: {e}" for e in validate_rules(incident.controls.guardian_rules, source=incident.id)]
 
 
 def create(home: Home, fields: dict[str, Any]) -> Path:
     """Write a new incident record (validated first; never overwrites)."""
-    from pydantic import ValidationError
-    from ruamel.yaml import YAML
-
-    from zen.store.jobs import describe_validation
-
     data = {k: v for k, v in fields.items() if v not in (None, [], "")}
     data.setdefault("date", utcnow().date().isoformat())
     data.setdefault("id", f"{data['date']}-{slugify(str(data.get('title', 'incident')), 48)}")
@@ -131,6 +158,22 @@ def create(home: Home, fields: dict[str, Any]) -> Path:
     if not create_exclusive(path, f"# incident record (zen incident show {incident.id})\n" + buf.getvalue()):
         raise ZenError(f"{path} already exists; choose another --id")
     return path
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: Path
+    id: str
+    domain: str
+    demoted_to: str | None
+
+
+def record(home: Home, fields: dict[str, Any], *, demote_domain: bool = True) -> Recorded:
+    """`zen incident new`: write the record, then demote its domain one level (unless told not to)."""
+    path = create(home, fields)
+    _, incident = get(home, path.stem)
+    demoted = demote(home, incident.domain, reason=f"incident {incident.id}").label if demote_domain else None
+    return Recorded(path, incident.id, incident.domain, demoted)
 
 
 def warnings_for(home: Home, lane: str | None, domain: str | None, paths: list[str] | None = None) -> list[Incident]:

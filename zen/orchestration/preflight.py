@@ -9,11 +9,21 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zen.adapters import git
+from zen.core.ids import parse_iso, utcnow
+from zen.core.model import Level
+from zen.guard.policy import integrations, load_policy_errors
+from zen.orchestration.autonomy import level_of, load_policy, read_evidence
+from zen.orchestration.incidents import check, valid
+from zen.orchestration.query import pending_tasks
+from zen.orchestration.status import supervisor_pid
+from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.layout import SUBDIRS
 
@@ -57,8 +67,6 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
         settings_file: Path | None = None, settings: dict[str, Any] | None = None) -> Report:
     """All checks; `lane` narrows the lane checks; `settings_file` / `settings` is the hook
     registration a job will get, whose Bash hook command is the one self-tested."""
-    from zen.store.config import Config
-
     report = Report()
     _layout(home, report)
     try:
@@ -105,22 +113,16 @@ def _layout(home: Home, report: Report) -> None:
 
 def _policy(home: Home, report: Report) -> None:
     path = home.guardian_policy
-    try:
-        from zen.guard.policy import load_policy_errors
-    except ImportError:
-        load_policy_errors = None
     if not path.is_file():
         report.add("guardian policy", WARN, f"{path} is missing: only the built-in rules apply "
                    f"(zen init {home.root} restores the documented default)")
-    elif load_policy_errors is not None:
+    else:
         errors = load_policy_errors(home.root)
         if errors:
             report.add("guardian policy", FAIL, f"{errors[0]} (the guardian denies everything until it is fixed)")
         else:
             report.add("guardian policy", PASS, "policy/guardian.yaml and incident rules compile")
     try:
-        from zen.orchestration.autonomy import level_of, load_policy
-
         policy = load_policy(home)
         for domain in (policy.get("domains") or {}):
             level_of(policy, str(domain))
@@ -130,13 +132,11 @@ def _policy(home: Home, report: Report) -> None:
 
 
 def _incidents(home: Home, report: Report) -> None:
-    from zen.orchestration.incidents import check
-
     results = check(home)
-    bad = [r for r in results if not r["ok"]]
+    bad = [r for r in results if not r.ok]
     if bad:
         first = bad[0]
-        report.add("incidents", FAIL, f"{Path(first['path']).name}: {first['problems'][0]}")
+        report.add("incidents", FAIL, f"{Path(first.path).name}: {first.problems[0]}")
     else:
         report.add("incidents", PASS, f"{len(results)} incident record(s) valid, controls compile")
 
@@ -166,7 +166,7 @@ SPAWN_CACHE_TTL_S = 30.0
 def _sources_key(home: Home) -> tuple[Any, ...]:
     """What a preflight result depends on that can change between spawns."""
     paths = [home.config_path, home.kill_file, *sorted(home.policy.glob("*.yaml")), *sorted(home.incidents.glob("*.yaml"))]
-    out = []
+    out: list[tuple[str, int | None, int | None]] = []
     for p in paths:
         try:
             st = p.stat()
@@ -193,8 +193,6 @@ def for_spawn(home: Home, lane: str | None, settings: dict[str, Any]) -> Report:
 
 
 def default_hook_argv() -> list[str]:
-    import sys
-
     script = Path(sys.executable).parent / "zen"
     return [str(script), "guard", "hook"] if script.exists() else [sys.executable, "-m", "zen", "guard", "hook"]
 
@@ -238,8 +236,6 @@ def _guardian_selftest(home: Home, report: Report, hook_argv: list[str] | None, 
 
 
 def _lane(home: Home, report: Report, name: str, spec: dict[str, Any] | None) -> None:
-    from zen.adapters import git
-
     if spec is None:
         report.add(f"lane {name}", FAIL, f"no lane named {name!r} in zen.yaml")
         return
@@ -255,8 +251,6 @@ def _lane(home: Home, report: Report, name: str, spec: dict[str, Any] | None) ->
 
 
 def _heartbeat(home: Home, report: Report) -> None:
-    from zen.orchestration.status import supervisor_pid
-
     pid = supervisor_pid(home)
     beat = home.heartbeat
     if pid is None:
@@ -276,9 +270,6 @@ def _heartbeat(home: Home, report: Report) -> None:
 def _autonomy(home: Home, report: Report) -> None:
     """A domain above `suggest` should have a recorded promotion or override behind it."""
     try:
-        from zen.core.model import Level
-        from zen.orchestration.autonomy import level_of, load_policy, read_evidence
-
         policy = load_policy(home)
         odd = []
         for domain in (policy.get("domains") or {}):
@@ -299,10 +290,6 @@ def _autonomy(home: Home, report: Report) -> None:
 
 def _integrations(home: Home, report: Report) -> None:
     try:
-        from zen.guard.policy import integrations
-    except ImportError:
-        return
-    try:
         items = integrations(home.root)
     except Exception as exc:
         report.add("integrations", FAIL, str(exc))
@@ -315,17 +302,12 @@ def _integrations(home: Home, report: Report) -> None:
 
 
 def _deadlines(home: Home, report: Report) -> None:
-    from zen.core.durations import parse_duration
-    from zen.core.ids import parse_iso, utcnow
-    from zen.orchestration.query import pending_tasks
-
     late = []
     for task in pending_tasks(home):
         try:
-            waited = (utcnow() - parse_iso(task["created_at"])).total_seconds()
-            if waited > parse_duration(task["timeout"]):
-                late.append(task["name"])
-        except (ValueError, KeyError):
+            if (utcnow() - parse_iso(task.created_at)).total_seconds() > task.timeout_s:
+                late.append(task.name)
+        except ValueError:
             continue
     if late:
         report.add("deadlines", WARN, "tasks queued for longer than their timeout: " + ", ".join(late[:5]))
@@ -345,8 +327,6 @@ def _disk(home: Home, report: Report) -> None:
 
 
 def _incident_checks(home: Home, report: Report, lane_names: list[str], lanes: dict[str, dict[str, Any]]) -> None:
-    from zen.orchestration.incidents import valid
-
     for incident in valid(home):
         for chk in incident.controls.preflight_checks:
             targets = [n for n in lane_names if n in lanes and (not incident.lanes or n in incident.lanes)]

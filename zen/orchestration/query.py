@@ -1,25 +1,36 @@
-"""Reading the home: pending tasks, jobs, their states and timelines. No process control here."""
+"""Reading the home: pending tasks, jobs, their states and timelines. No process control here.
+
+Read commands never write: snapshots are brought up to date in memory (`write=False`); only the
+supervisor and the commands that act on a job publish state.json.
+"""
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from zen.core.model import JobSnapshot, JobStatus
+from zen.core.model import JobSnapshot, JobStatus, Task
 from zen.core.refs import resolve
+from zen.orchestration.schedule import breaker_status
+from zen.orchestration.status import supervisor_status
+from zen.store import events as ev_store
 from zen.store import spool
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 
 
-def pending_tasks(home: Home) -> list[dict[str, Any]]:
+def pending_tasks(home: Home) -> list[Task]:
+    """Tasks in spool/new, not yet taken in by a supervisor, oldest first."""
     out = []
     for path in spool.pending(home):
         try:
             task = load_task_text(path.read_text(), str(path))
         except Exception:
             continue  # being written or garbled; the supervisor reports it when it claims
-        out.append(task.model_dump(mode="json"))
+        out.append(task)
     return out
 
 
@@ -38,11 +49,11 @@ def job_names(home: Home, *, include_pending: bool = False) -> dict[str, str]:
     for job_id in store.ids():
         name, _ = _state_name(home, job_id)
         if not name:
-            name = store.snapshot(job_id).name
+            name = store.snapshot(job_id, write=False).name
         names[job_id] = name
     if include_pending:
         for t in pending_tasks(home):
-            names[t["id"]] = t["name"]
+            names[t.id] = t.name
         for path in spool.claimed(home):
             names.setdefault(path.stem, path.stem.split("-", 1)[-1].rsplit("-", 1)[0])
     return names
@@ -62,4 +73,111 @@ def queued_count(home: Home) -> int:
 
 
 def job_rows(home: Home) -> list[JobSnapshot]:
-    return JobStore(home).snapshots()
+    store = JobStore(home)
+    return [store.snapshot(i, write=False) for i in store.ids()]
+
+
+# -- zen status ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Status:
+    """What `zen status` shows: the supervisor, the circuit breaker, the spool and every job."""
+
+    supervisor: Mapping[str, Any]
+    breaker: Mapping[str, Any]
+    pending: list[Task]
+    jobs: list[JobSnapshot]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "supervisor": dict(self.supervisor),
+            "breaker": dict(self.breaker),
+            "pending": [{"id": t.id, "name": t.name, "agent": t.agent.value, "lane": t.lane or t.repo,
+                         "created_at": t.created_at} for t in self.pending],
+            "jobs": [j.model_dump(mode="json") for j in self.jobs],
+        }
+
+
+def status(home: Home) -> Status:
+    return Status(supervisor_status(home), breaker_status(home), pending_tasks(home), job_rows(home))
+
+
+# -- zen show / zen log ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    """A job's task, its state, and the last of its events (as stored)."""
+
+    job: str
+    task: Task
+    state: JobSnapshot
+    events: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task.model_dump(mode="json"), "state": self.state.model_dump(mode="json"),
+                "events": self.events}
+
+
+def job_detail(home: Home, ref: str, *, last_events: int = 10) -> JobDetail:
+    job_id = resolve_job(home, ref)
+    store = JobStore(home)
+    events = store.events(job_id)[-last_events:] if last_events > 0 else []
+    return JobDetail(job_id, store.task(job_id), store.snapshot(job_id, write=False), events)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A job's events, as stored, in order."""
+
+    job: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job, "events": self.events}
+
+
+def timeline(home: Home, ref: str) -> Timeline:
+    job_id = resolve_job(home, ref)
+    return Timeline(job_id, JobStore(home).events(job_id))
+
+
+# -- zen doctor ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobCheck:
+    job: str
+    events: int
+    gap_free: bool
+    state: str
+    rebuilt: bool
+
+
+def check_jobs(home: Home, ref: str | None = None, *, rebuild: bool = False) -> list[JobCheck]:
+    """Every job's timeline checked for a gap-free seq; with `rebuild`, state.json rebuilt from it."""
+    store = JobStore(home)
+    out = []
+    for job_id in [resolve_job(home, ref)] if ref else store.ids():
+        evs = store.events(job_id)
+        seqs = [int(e["seq"]) for e in evs]
+        snap = store.rebuild(job_id) if rebuild else store.snapshot(job_id, write=False)
+        out.append(JobCheck(job_id, len(evs), seqs == list(range(1, len(seqs) + 1)), snap.state.value, rebuild))
+    return out
+
+
+def follow(home: Home, job_id: str, *, poll_s: float = 0.2) -> Iterator[list[dict[str, Any]]]:
+    """A job's events in batches as they are appended, from the first; ends once the job is
+    final and nothing new came."""
+    store = JobStore(home)
+    path = store.events_path(job_id)
+    offset = 0
+    while True:
+        new, offset = ev_store.read_from(path, offset)
+        if new:
+            yield new
+        elif store.snapshot(job_id, write=False).state.final:
+            return
+        else:
+            time.sleep(poll_s)

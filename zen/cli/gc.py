@@ -1,0 +1,47 @@
+"""zen gc: retention of old, finished jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+from zen.cli import common, render
+from zen.cli.common import JSON
+from zen.core.durations import parse_duration
+from zen.errors import ZenError
+from zen.orchestration.gc import collect
+from zen.store.config import Config
+
+
+def _collected(since: str) -> render.TextForm[list[dict[str, Any]]]:
+    def text(done: list[dict[str, Any]]) -> Iterator[render.Out]:
+        if not done:
+            yield f"nothing finished more than {since} ago"
+        for d in done:
+            what = ("record removed" if d["record_removed"] else "worktree removed" if d["worktree_removed"]
+                    else f"kept: {d.get('kept')}")
+            yield f"{d['job']}  {what}  (branch {d['review_branch'] or '-'} stays)"
+    return text
+
+
+def gc(
+    older_than: str = typer.Option(None, "--older-than", help="Age of finished jobs to collect (default: zen.yaml gc.older_than, 7d)."),
+    records: bool = typer.Option(False, "--records", help="Also delete the job records (jobs/<id>/); branches always stay."),
+    json_out: bool = JSON,
+) -> int:
+    """Remove worktrees of old finished jobs (and, with --records, their records). Never a
+    branch, never a worktree holding work that is not on its review branch."""
+    home = common.home()
+    text = older_than or str(Config.load(home).get("gc", "older_than"))
+    try:
+        age_s = parse_duration(text)
+    except ValueError as exc:
+        raise ZenError(f"--older-than: {exc}") from None
+    render.emit(collect(home, age_s, records=records), json_out, _collected(text))
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gc")(gc)

@@ -1,0 +1,94 @@
+"""zen lane add | list | trust | remove."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from zen.agents.claude_trust import claude_json, trust, trust_note
+from zen.cli import common, render
+from zen.cli.common import JSON
+from zen.orchestration.lanes import add_lane, get_lane, list_lanes, remove_lane
+from zen.store.config import Config, lane_path
+
+lane = typer.Typer(help="Register the git repositories agents work on.", no_args_is_help=True)
+
+
+def _added(spec: Mapping[str, Any]) -> Iterator[render.Out]:
+    yield f"lane {spec['name']}: {spec['path']} (base {spec['base']}, domain {spec['domain']})"
+    note = trust_note(Path(spec["path"]), str(spec["name"]))
+    if note:
+        yield render.Note(note)
+
+
+@lane.command("add")
+def lane_add(
+    name: str = typer.Argument(..., help="Short name, e.g. app."),
+    path: str = typer.Argument(..., help="Path of the repository's main checkout."),
+    base: str = typer.Option(None, "--base", help="Branch worktrees start from (default: the checked-out branch)."),
+    domain: str = typer.Option(None, "--domain", help="Autonomy domain of the lane (default: code)."),
+    setup: str = typer.Option(None, "--setup", help="Command run in each new worktree, e.g. 'npm ci'."),
+    include: list[str] = typer.Option([], "--include", help="Untracked file to copy into each worktree (repeatable)."),
+    json_out: bool = JSON,
+) -> int:
+    """Register a lane (refuses a path that is not a git repository or a base that does not resolve)."""
+    spec = add_lane(common.home(), name, path, base, domain, setup, include)
+    render.emit(spec, json_out, _added)
+    return 0
+
+
+def _listed(lanes: list[dict[str, Any]]) -> Iterator[render.Out]:
+    if not lanes:
+        yield "no lanes yet (zen lane add NAME PATH)"
+        return
+    yield render.Table(["lane", "path", "base", "domain"],
+                       [[x["name"], x.get("path", ""), x.get("base", ""), x.get("domain", "")] for x in lanes])
+
+
+@lane.command("list")
+def lane_list(json_out: bool = JSON) -> int:
+    """List lanes."""
+    render.emit(list_lanes(Config.load(common.home())), json_out, _listed)
+    return 0
+
+
+@dataclass(frozen=True)
+class Trusted:
+    lane: str
+    path: str
+    trusted: bool
+    changed: bool
+
+
+def _trusted(r: Trusted) -> Iterator[render.Out]:
+    if r.changed:
+        yield f"Claude Code now trusts {r.path} (recorded in {claude_json()})"
+    else:
+        yield f"Claude Code already trusts {r.path}; nothing changed"
+
+
+@lane.command("trust")
+def lane_trust(
+    name: str = typer.Argument(..., help="Lane whose repository Claude Code should trust."),
+    json_out: bool = JSON,
+) -> int:
+    """Record in ~/.claude.json that Claude Code trusts the lane (its worktrees are covered too)."""
+    repo = lane_path(get_lane(Config.load(common.home()), name))
+    render.emit(Trusted(name, str(repo), True, trust(repo)), json_out, _trusted)
+    return 0
+
+
+@lane.command("remove")
+def lane_remove(name: str = typer.Argument(..., help="The lane to forget.")) -> int:
+    """Forget a lane (its repository, worktrees and branches are untouched)."""
+    remove_lane(common.home(), name)
+    render.emit(name, False, lambda n: [f"lane {n} removed"])
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(lane, name="lane")

@@ -1,0 +1,51 @@
+"""zen status."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import typer
+
+from zen.cli import common, render
+from zen.cli.common import JSON
+from zen.core.durations import format_duration
+from zen.core.ids import parse_iso, utcnow
+from zen.orchestration.query import Status
+from zen.orchestration.query import status as read_status
+
+
+def age(ts: str | None) -> str:
+    if not ts:
+        return "-"
+    try:
+        return format_duration((utcnow() - parse_iso(ts)).total_seconds())
+    except ValueError:
+        return "-"
+
+
+def _text(s: Status) -> Iterator[render.Out]:
+    for line in s.supervisor.get("banner", []):
+        yield render.Note(line)
+    yield str(s.supervisor["summary"])
+    b = s.breaker
+    state = "OPEN: automatic work is held" if b["open"] else "closed"
+    yield (f"circuit breaker: {state} ({b['automatic_in_window']} automatic starts in the last "
+           f"{format_duration(b['window_s'])}, limit {b['limit']})")
+    rows: list[list[object]] = [[t.id, t.name, "pending", t.agent.value, t.lane or t.repo or "", age(t.created_at)]
+                                for t in s.pending]
+    rows += [[j.job, j.name, j.state.value + (f" ({j.reason})" if j.reason else ""), j.agent or "",
+              j.lane or "", age(j.created_at)] for j in s.jobs]
+    if rows:
+        yield render.Table(["id", "name", "state", "agent", "lane", "age"], rows)
+    else:
+        yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
+
+
+def status(json_out: bool = JSON) -> int:
+    """Tasks waiting in the spool, every job with its state, and whether a supervisor runs."""
+    render.emit(read_status(common.home()), json_out, _text)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
