@@ -1,15 +1,26 @@
-"""zen's private tmux server: the one module that talks to tmux.
+"""zen's private tmux server, through libtmux: the one module that imports it.
 
-A thin wrapper around `tmux -L <socket> -f <conf>` run as subprocesses (dependency-free and
-exact about arguments; libtmux adds nothing zen needs here). Every call names zen's own socket
-and config, and drops $TMUX from the environment, so the user's default server is never reached
-even when zen itself runs inside tmux.
+A `libtmux.Server(socket_name=..., config_file=...)` names zen's own socket and config in every
+call, so the user's default server is never reached. libtmux's object model (sessions, panes and
+their methods) costs a tmux client process per call and some calls per object; on the hot paths
+(starting an agent, listing every pane each tick) zen chains several tmux commands into one
+client process through `Server.cmd` instead: one process instead of four starts an agent.
 
-Facts this relies on (measured on tmux 3.3a, reference/agents.md section 6):
+libtmux runs tmux with this process's environment (it takes no env argument): a $TMUX_PANE
+inherited from the user's tmux would name the "current" pane of commands that give no target,
+so every command here names its target (`-t`) or is global (`-g`, `-a`). libtmux also waits for
+tmux without a timeout.
+
+Facts this relies on (measured on tmux 3.3a, reference/agents.md section 6, fleet.md B.4):
 - `remain-on-exit on` must be in the -f config: a bare start-server + `set -g` is lost, and an
   agent that exits in its first millisecond must still leave a dead pane with its exit status.
+- `window-size manual` keeps a client that attaches later (zen attach, zen grid) from resizing
+  an agent's window, which would redraw its screen under the turn detector. It is set on each
+  window as it is created: set globally (config or `set -g`), tmux 3.3a's server segfaults on the
+  next `new-session` that no terminal client runs, taking every agent with it.
 - A pane started with several argv words is exec'd directly (no shell); one word goes via `sh -c`.
-- An argument that ends in ';' is a command separator to tmux unless escaped as '\\;'.
+- An argument that ends in ';' is a command separator to tmux unless escaped as '\\;'; a chain
+  stops at the first command that fails.
 - pipe-pane survives respawn-pane, so a session is created holding a placeholder, its output is
   piped to the log, and only then is the agent respawned into it: no early output is lost.
 """
@@ -20,13 +31,24 @@ import contextlib
 import logging
 import os
 import shlex
-import subprocess
+import shutil
+import signal
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import libtmux
+from libtmux import exc as tmux_exc
+from libtmux.common import tmux_cmd
+from libtmux.pane import Pane
+
 from zen.errors import TmuxError
+from zen.store.atomic import atomic_write
+from zen.store.home import Home
 
 log = logging.getLogger(__name__)
+
+WIDTH, HEIGHT = 200, 50
 
 CONF = """\
 # zen's private tmux server (written by zen; edits are overwritten).
@@ -34,6 +56,7 @@ CONF = """\
 set -g remain-on-exit on
 # The server must not vanish between sessions while the supervisor restarts.
 set -g exit-empty off
+# (window-size manual is set on each agent's window, never globally: see zen/adapters/tmux.py)
 set -g history-limit 10000
 # Agents are watched by zen, not by tmux alerts; keep the status line quiet.
 set -g monitor-activity off
@@ -52,7 +75,12 @@ PLACEHOLDER = ["sleep", "2147483647"]
 EXIT_WRAPPER = ('trap : HUP INT TERM; "$@"; c=$?; echo "$c" > "$0.tmp" && mv -f "$0.tmp" "$0"; '
                 'if [ "$c" -gt 128 ] && [ "$c" -lt 193 ]; then trap - HUP INT TERM; kill -$((c - 128)) $$; fi; '
                 'exit "$c"')
-WIDTH, HEIGHT = 200, 50
+# One pane's facts, in the order PaneInfo takes them (tab-separated: no field holds a tab).
+PANE_FORMAT = "\t".join(["#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
+                         "#{pane_dead_signal}", "#{pane_pid}", "#{cursor_x},#{cursor_y}"])
+# what tmux says when there is no server (or it is exiting, as right after kill-server)
+_NO_SERVER = ("no server running", "error connecting", "no such file", "no current target",
+              "server exited unexpectedly")
 
 
 @dataclass(frozen=True)
@@ -71,6 +99,17 @@ class PaneInfo:
         before it has reaped the process, with the status still blank: wait for this."""
         return self.dead and (self.exit_code is not None or self.signal is not None)
 
+    @classmethod
+    def parse(cls, line: str) -> PaneInfo | None:
+        """One line of PANE_FORMAT, or None when it is not one."""
+        parts = line.split("\t")
+        if len(parts) < 7:
+            return None
+        session, pane_id, dead, status, sig, pid, cursor = parts[:7]
+        is_dead = dead == "1"
+        return cls(pane_id, session, is_dead, _int(status) if is_dead else None,
+                   _int(sig) if is_dead else None, _int(pid), cursor)
+
 
 def _escape_arg(arg: str) -> str:
     # tmux treats a trailing ';' as a command separator; '\;' is its escape for a literal one
@@ -84,192 +123,201 @@ def _int(text: str) -> int | None:
         return None
 
 
+def _first_line(r: tmux_cmd) -> str:
+    lines = [*r.stderr, *r.stdout]
+    return lines[0].strip() if lines else f"exit {r.returncode}"
+
+
 class Tmux:
     def __init__(self, socket: str, conf: Path) -> None:
         self.socket = socket
         self.conf = conf
+        # resolved once: libtmux would otherwise search $PATH on every call
+        self.server = libtmux.Server(socket_name=socket, config_file=str(conf), tmux_bin=shutil.which("tmux"))
 
     @classmethod
-    def for_home(cls, home: object) -> Tmux:
-        from zen.store.home import Home
-
-        assert isinstance(home, Home)
+    def for_home(cls, home: Home) -> Tmux:
         return cls(home.tmux_socket, home.control / "tmux.conf")
 
     # -- plumbing -------------------------------------------------------------
-    def base_argv(self) -> list[str]:
-        return ["tmux", "-L", self.socket, "-f", str(self.conf)]
-
-    @staticmethod
-    def client_env() -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        return env
-
     def ensure_conf(self) -> None:
         try:
             if self.conf.read_text() == CONF:
                 return
         except OSError:
             pass
-        from zen.store.atomic import atomic_write
-
         self.conf.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.conf, CONF, durable=False)
 
-    def run(self, *args: str, check: bool = True, input: str | None = None,
-            timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        return self.run_chain(list(args), check=check, input=input, timeout=timeout)
-
-    def run_chain(self, *commands: list[str], check: bool = True, input: str | None = None,
-                  timeout: float = 10) -> subprocess.CompletedProcess[str]:
+    def run_chain(self, *commands: list[str], check: bool = True) -> tmux_cmd:
         """One or several tmux commands in one client call (tmux's `;` separator): one process
         instead of one per command, which is most of what starting an agent costs."""
-        argv = self.base_argv()
+        args: list[str] = []
         for i, cmd in enumerate(commands):
             if i:
-                argv.append(";")
-            argv += [_escape_arg(a) for a in cmd]
-        first = commands[0][0] if commands and commands[0] else "tmux"
+                args.append(";")
+            args += [_escape_arg(a) for a in cmd]
         try:
-            r = subprocess.run(argv, check=False, capture_output=True, text=True, input=input,
-                               env=self.client_env(), timeout=timeout)
-        except FileNotFoundError:
+            r = self.server.cmd(*args)
+        except tmux_exc.TmuxCommandNotFound:
             raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
-        except subprocess.TimeoutExpired:
-            raise TmuxError(f"tmux did not answer within {timeout:.0f}s ({first})") from None
         if check and r.returncode != 0:
-            msg = (r.stderr.strip() or r.stdout.strip() or f"exit {r.returncode}").splitlines()[0]
-            raise TmuxError(f"tmux {first} failed: {msg}")
+            raise TmuxError(f"tmux {args[0] if args else ''} failed: {_first_line(r)}")
         return r
 
+    def run(self, *args: str, check: bool = True) -> tmux_cmd:
+        return self.run_chain(list(args), check=check)
+
+    def _pane(self, pane_id: str) -> Pane:
+        # a handle only: libtmux's Pane.from_pane_id would ask tmux for every field first
+        return Pane(server=self.server, pane_id=pane_id)
+
     # -- queries ----------------------------------------------------------------
-    def server_running(self) -> bool:
-        r = self.run("list-sessions", "-F", "#{session_name}", check=False)
-        return r.returncode == 0
-
-    def sessions(self) -> list[str]:
-        r = self.run("list-sessions", "-F", "#{session_name}", check=False)
-        return r.stdout.split() if r.returncode == 0 else []
-
     def has_session(self, name: str) -> bool:
-        # '=' asks for an exact match (tmux would otherwise accept a prefix)
-        return self.run("has-session", "-t", f"={name}", check=False).returncode == 0
+        try:
+            return self.server.has_session(name)  # exact: libtmux asks for '=name'
+        except tmux_exc.TmuxCommandNotFound:
+            raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
 
     def panes(self) -> dict[str, PaneInfo]:
         """Every pane of the server by session name (zen runs one pane per session).
 
+        One `list-panes -a` with only the fields zen reads (the supervisor calls this every tick;
+        libtmux's `server.panes` would ask for all of them and build an object per pane).
         Raises TmuxError when tmux fails for another reason than "no server": a caller must not
         take a hiccup for every agent having vanished.
         """
-        fmt = "\t".join(["#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
-                         "#{pane_dead_signal}", "#{pane_pid}", "#{cursor_x},#{cursor_y}"])
-        r = self.run("list-panes", "-a", "-F", fmt, check=False)
+        r = self.run("list-panes", "-a", "-F", PANE_FORMAT, check=False)
         out: dict[str, PaneInfo] = {}
         if r.returncode != 0:
-            err = r.stderr.lower()
-            if any(s in err for s in ("no server running", "error connecting", "no such file", "no current target")):
+            err = " ".join(r.stderr).lower()
+            if any(s in err for s in _NO_SERVER):
                 return out  # no server: no panes
-            raise TmuxError(f"tmux list-panes failed: {r.stderr.strip() or r.returncode}")
-        for line in r.stdout.splitlines():
-            parts = line.split("\t")
-            if len(parts) < 7:
-                continue
-            session, pane_id, dead, status, sig, pid, cursor = parts[:7]
-            out.setdefault(session, PaneInfo(pane_id, session, dead == "1", _int(status) if dead == "1" else None,
-                                             _int(sig) if dead == "1" else None, _int(pid), cursor))
+            raise TmuxError(f"tmux list-panes failed: {_first_line(r)}")
+        for line in r.stdout:
+            info = PaneInfo.parse(line)
+            if info is not None:
+                out.setdefault(info.session, info)
         return out
 
     def pane(self, session: str) -> PaneInfo | None:
         return self.panes().get(session)
 
-    def capture(self, target: str, *, history: bool = False) -> str:
-        args = ["capture-pane", "-p", "-J", "-t", target]
-        if history:
-            args += ["-S", "-"]
-        r = self.run(*args, check=False)
-        return r.stdout if r.returncode == 0 else ""
-
-    def global_env_names(self) -> set[str]:
-        r = self.run("show-environment", "-g", check=False)
-        names = set()
-        for line in r.stdout.splitlines():
-            name = line.lstrip("-").split("=", 1)[0]
-            if name:
-                names.add(name)
-        return names
+    def capture(self, pane_id: str, *, history: bool = False) -> str:
+        """The pane's visible screen (with `history`, its scrollback too), wrapped lines joined;
+        trailing blank lines dropped. Empty when the pane is gone."""
+        lines = self._pane(pane_id).capture_pane(start="-" if history else None, join_wrapped=True)
+        return "\n".join(lines) + "\n" if lines else ""
 
     # -- actions -----------------------------------------------------------------
     def start_pane(self, session: str, cwd: Path, argv: list[str], env: dict[str, str], log_path: Path,
                    exit_path: Path | None = None) -> PaneInfo:
         """A new session running `argv` in `cwd` with exactly `env`, its output appended to log_path.
 
-        With `exit_path`, a small shell wrapper runs the argv (unchanged) and writes its exit
-        status there: belt and braces for tmux's own `#{pane_dead_status}`, which tmux 3.3a can
-        leave blank. The wrapper re-raises a signal death on itself so tmux still sees a signal.
+        A session of that name left by a launch cut short is replaced. With `exit_path`, a small
+        shell wrapper runs the argv (unchanged) and writes its exit status there (a file left by
+        an earlier attempt is removed first): belt and braces for tmux's own
+        `#{pane_dead_status}`, which tmux 3.3a can leave blank. The wrapper re-raises a signal
+        death on itself so tmux still sees a signal.
         """
         if not argv:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
         log_path.touch(exist_ok=True)
-        # One client call: the session on a placeholder, remain-on-exit made sure again (the server
-        # may predate this config, or a user changed it), the pane's output piped to the log
-        # before the agent exists, and the server's global environment to filter below.
-        r = self.run_chain(
-            ["new-session", "-d", "-s", session, "-c", str(cwd), "-x", str(WIDTH), "-y", str(HEIGHT),
-             "-P", "-F", "#{pane_id}", *PLACEHOLDER],
-            ["set-option", "-g", "remain-on-exit", "on"],
-            ["pipe-pane", "-t", f"={session}:", f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}"],
-            ["show-environment", "-g"],
-        )
-        out = r.stdout.splitlines()
-        pane_id = out[0].strip() if out else ""
-        if not pane_id.startswith("%"):
-            raise TmuxError(f"tmux did not report the new pane of session {session}")
-        global_names = {n for line in out[1:] if (n := line.lstrip("-").split("=", 1)[0])}
+        pane_id, global_names = self._new_session(session, cwd, log_path)
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
         # The server's global environment reaches every pane; drop what this agent must not see.
-        unset = sorted(global_names - set(wanted) - _PANE_OWNED)
         cmd = ["env"]
-        for name in unset:
+        for name in sorted(global_names - set(wanted) - _PANE_OWNED):
             cmd += ["-u", name]
         # `env` execs the agent, so the pane's process is the agent itself, with the exact argv
         cmd.append("--")
         if exit_path is not None:
+            exit_path.unlink(missing_ok=True)  # after any replaced session is gone
             cmd += ["sh", "-c", EXIT_WRAPPER, str(exit_path)]
         cmd += argv
         env_args: list[str] = []
         for k, v in sorted(wanted.items()):
             env_args += ["-e", f"{k}={v}"]
-        self.run("respawn-pane", "-k", "-t", pane_id, "-c", str(cwd), *env_args, *cmd)
-        info = self.pane(session)
+        # the agent into the placeholder's pane, and that pane's facts, in one client call
+        r = self.run_chain(["respawn-pane", "-k", "-t", pane_id, "-c", str(cwd), *env_args, *cmd],
+                           ["display-message", "-p", "-t", pane_id, PANE_FORMAT])
+        info = PaneInfo.parse(r.stdout[0]) if r.stdout else None
         if info is None:
             raise TmuxError(f"tmux session {session} vanished right after it was created")
         return info
 
-    def send_text(self, target: str, text: str) -> None:
+    def _new_session(self, session: str, cwd: Path, log_path: Path) -> tuple[str, set[str]]:
+        """The session on a placeholder, its window's size fixed (window-size manual), remain-on-exit
+        made sure again (the server may predate this config, or a user changed it), the pane's
+        output piped to the log before the agent exists, and the names in the server's global
+        environment. Returns (pane id, those names)."""
+        chain = (
+            ["new-session", "-d", "-s", session, "-c", str(cwd), "-x", str(WIDTH), "-y", str(HEIGHT),
+             "-P", "-F", "#{pane_id}", *PLACEHOLDER],
+            # sets window-size manual on this window, at this size, whoever attached before
+            ["resize-window", "-t", f"={session}:", "-x", str(WIDTH), "-y", str(HEIGHT)],
+            ["set-option", "-g", "remain-on-exit", "on"],
+            ["pipe-pane", "-t", f"={session}:", f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}"],
+            ["show-environment", "-g"],
+        )
+        r = self.run_chain(*chain, check=False)
+        if r.returncode != 0 and "duplicate session" in _first_line(r):
+            # a launch cut short by a crash: redo it in place. KILL first, not only the HUP of
+            # kill-session, so an old exit wrapper cannot write its status after it is cleared
+            old = self.pane(session)
+            if old is not None:
+                signal_pane(old, signal.SIGKILL)
+            self.kill_session(session)
+            r = self.run_chain(*chain, check=False)
+        if r.returncode != 0:
+            raise TmuxError(f"tmux new-session failed: {_first_line(r)}")
+        pane_id = r.stdout[0].strip() if r.stdout else ""
+        if not pane_id.startswith("%"):
+            raise TmuxError(f"tmux did not report the new pane of session {session}")
+        names = {n for line in r.stdout[1:] if (n := line.lstrip("-").split("=", 1)[0])}
+        return pane_id, names
+
+    def send_text(self, pane_id: str, text: str) -> None:
         """Type `text` into the pane, then Enter as a separate key. Multi-line text goes as one
         bracketed paste, so its newlines do not submit it line by line."""
         text = text.rstrip("\n")
+        pane = self._pane(pane_id)
         if "\n" in text:
+            # from a file, not an argument: tmux caps one command's size near 16 KiB
             buf = f"zen-{os.getpid()}"
-            self.run("load-buffer", "-b", buf, "-", input=text)
-            self.run("paste-buffer", "-p", "-d", "-b", buf, "-t", target)
+            fd, path = tempfile.mkstemp(prefix="zen-paste-")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                self.server.load_buffer(path, buffer_name=buf)
+                pane.paste_buffer(buffer_name=buf, bracket=True, delete_after=True)
+            except tmux_exc.LibTmuxException as exc:
+                raise TmuxError(f"tmux could not paste into {pane_id}: {exc}") from None
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
         elif text:
-            self.run("send-keys", "-t", target, "-l", "--", text)
-        self.run("send-keys", "-t", target, "Enter")
+            # not pane.send_keys(literal=True): it passes no `--`, so text starting with '-'
+            # would be read as flags (and libtmux does not report the failure)
+            self.run("send-keys", "-t", pane_id, "-l", "--", text)
+        self.run("send-keys", "-t", pane_id, "Enter")
 
-    def send_keys(self, target: str, keys: list[str]) -> None:
+    def send_keys(self, pane_id: str, keys: list[str]) -> None:
         for key in keys:
-            self.run("send-keys", "-t", target, key)
+            self.run("send-keys", "-t", pane_id, key)
 
     def kill_session(self, session: str) -> None:
         self.run("kill-session", "-t", f"={session}", check=False)
 
     def kill_server(self) -> None:
-        self.run("kill-server", check=False)
+        with contextlib.suppress(tmux_exc.LibTmuxException):
+            self.server.kill()  # no server running is not an error
 
     def attach_argv(self, session: str) -> list[str]:
-        return [*self.base_argv(), "attach-session", "-t", f"={session}"]
+        """The command that attaches a terminal (the caller execs it: it needs the tty)."""
+        return [self.server.tmux_bin or "tmux", "-L", self.socket, "-f", str(self.conf),
+                "attach-session", "-t", f"={session}"]
 
 
 def signal_pane(info: PaneInfo, sig: int) -> bool:

@@ -355,9 +355,10 @@ def pane_log(home: Home, job_id: str) -> Path:
 def screen(home: Home, ref: str) -> str:
     _, job_id, snap = _job(home, ref)
     tmux = Tmux.for_home(home)
-    if not snap.tmux_session or tmux.pane(snap.tmux_session) is None:
+    info = tmux.pane(snap.tmux_session) if snap.tmux_session else None
+    if info is None:
         raise ZenError(f"job {job_id} has no tmux pane any more (zen output {job_id} shows its log)")
-    return tmux.capture(snap.tmux_session)
+    return tmux.capture(info.pane_id)
 
 
 def attach_argv(home: Home, ref: str) -> list[str]:

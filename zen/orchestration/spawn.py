@@ -192,9 +192,8 @@ def launch(home: Home, cfg: Config, store: JobStore, tmux: Tmux, job_id: str, *,
         atomic_write(p, content, durable=False)
     full_env = {**env, **spec.env}
     session = session_name(job_id)
-    if tmux.has_session(session):  # a launch cut short by a crash: redo it in place
-        tmux.kill_session(session)
-    paths.exit_file.unlink(missing_ok=True)
+    # start_pane replaces a session of this name (a launch cut short by a crash is redone in
+    # place) and removes an exit file left by an earlier attempt
     info = tmux.start_pane(session, worktree, list(spec.argv), full_env, paths.pane_log,
                            exit_path=paths.exit_file)
     store.append(job_id, E.AGENT_SPAWNED, session=session, target=info.pane_id, pid=info.pid,
