@@ -11,6 +11,7 @@ import pytest
 from tests.claude.fakeapi import FakeAPI, bash, text, tool
 from tests.claude.zenrun import Job, dispatch, supervisor, transcript_of
 from tests.helpers import wait_until, zen
+from zen.observe import prices as price_table
 
 pytestmark = pytest.mark.claude
 
@@ -65,10 +66,12 @@ def test_usage_and_cost_reach_the_timeline_once_per_message(running: Path, api: 
     # two responses in the first turn, each counted once even though the transcript repeats them
     assert first["input_tokens"] == 2000 and first["output_tokens"] == 400
     assert first["cache_creation_input_tokens"] == 6000 and first["cache_read_input_tokens"] == 20000
-    # zen.yaml default prices: 3 / 15 / 3.75 / 0.30 USD per million tokens
-    per_msg = (1000 * 3 + 200 * 15 + 3000 * 3.75 + 10000 * 0.30) / 1e6
+    # priced at the dated table's rates for the model Claude Code asked for (5 m cache writes)
+    assert first["model"] and first["api_calls"] == 2
+    rates = price_table.lookup(first["model"]).rates
+    per_msg = (1000 * rates.input + 200 * rates.output + 3000 * rates.cache_write
+               + 10000 * rates.cache_read) / 1e6
     assert first["cost_usd"] == pytest.approx(2 * per_msg)
-    assert first["model"]
 
     waiting = job.wait_event("turn.waiting", timeout=30, actor="hook")
     assert zen("send", job.id, "once more").returncode == 0

@@ -15,8 +15,8 @@ import pytest
 from tests.claude.conftest import run_claude_print
 from tests.claude.fakeapi import FakeAPI, bash, text, tool
 from tests.helpers import make_repo
-from zen.agents import usage
 from zen.agents.settings import hook_settings
+from zen.observe.claude_transcript import usage_of
 
 pytestmark = pytest.mark.claude
 
@@ -67,9 +67,9 @@ def test_print_mode_runs_the_script_and_fires_settings_hooks(
     transcript = Path(stop["transcript_path"])
     assert transcript.is_file() and transcript.name == f"{stop['session_id']}.jsonl"
     # the transcript's usage, each response once, matches what the stand-in sent
-    totals = usage.read_transcript(transcript, {"default": {"input": 3, "output": 15,
-                                                            "cache_write": 3.75, "cache_read": 0.3}})
-    assert totals is not None and totals["messages"] == 2
+    model = (usage_of(transcript) or {}).get("model") or ""
+    totals = usage_of(transcript, {model: {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}})
+    assert totals is not None and totals["api_calls"] == 2
     assert totals["input_tokens"] == 240 and totals["output_tokens"] == 60
     assert totals["cache_creation_input_tokens"] == 800 and totals["cache_read_input_tokens"] == 4000
     assert totals["cost_usd"] == pytest.approx((240 * 3 + 60 * 15 + 800 * 3.75 + 4000 * 0.3) / 1e6)

@@ -142,10 +142,11 @@ def _main(argv: list[str]) -> int:
     if event in ("Stop", "SessionEnd") and payload.get("transcript_path"):
         # token usage since the last usage event, read from Claude Code's transcript (after the
         # turn event, so turn.waiting is never held up by it)
-        from zen.agents import (
-            usage,  # only after a turn with a transcript: keeps every other call lean
-        )
+        from zen.observe import record as usage  # only after a turn with a transcript: keeps other calls lean
 
-        usage.record(paths.dir, job, str(payload["transcript_path"]), home=Path(home),
-                     last_message=payload.get("last_assistant_message") if event == "Stop" else None)
+        transcript = str(payload["transcript_path"])
+        last = payload.get("last_assistant_message") if event == "Stop" else None
+        if isinstance(last, str) and last.strip():
+            usage.wait_for_text(transcript, last)
+        usage.record(paths.dir, job, "claude", transcript, prices=lambda: usage.home_prices(Path(home)))
     return 0

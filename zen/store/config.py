@@ -83,7 +83,10 @@ agents:
   gemini:
     command: gemini
 
-# Prices in USD per million tokens, used to estimate the cost of a job from its usage.
+# Prices in USD per million tokens. zen knows the models of a dated table (zen/observe/prices.py);
+# an entry here overrides a model's figures (input, output, cache_read, cache_write, cache_write_1h,
+# long_context: {above, input, ...}); `default` prices the models the table does not know (their
+# usage is reported as unpriced).
 prices:
   default:
     input: 3.0
