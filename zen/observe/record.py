@@ -200,7 +200,8 @@ def _tail_says(path: Path, want: str, window: int = 1 << 20) -> bool:
 def home_prices(home: Path) -> Mapping[str, Any]:
     """zen.yaml `prices` of a home ({} when it cannot be read: the table alone then prices)."""
     try:
-        from zen.store.config import Config  # here: it pulls in ruamel, which the hook loads only when it must
+        # here, not at the top: it pulls in ruamel, which the hook loads only when it must
+        from zen.store.config import Config
         from zen.store.home import Home  # (with it)
 
         return Config.load(Home(home)).section("prices")
