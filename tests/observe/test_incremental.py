@@ -14,6 +14,7 @@ import pytest
 from zen.observe import record as rec
 from zen.observe import tail
 from zen.store import events
+from zen.store.layout import JobPaths
 
 
 def _line(n: int, side: bool = False, model: str = "claude-sonnet-4-5") -> bytes:
@@ -113,7 +114,7 @@ def test_a_lost_or_stale_ledger_file_is_caught_up_from_the_timeline(tmp_path: Pa
     transcript = tmp_path / "s.jsonl"
     transcript.write_bytes(_line(1) + _line(2))
     rec.record(job_dir, "j1", "claude", str(transcript), prices={})
-    ledger = job_dir / rec.LEDGERS / f"{rec.ledger_id('claude', transcript)}.json"
+    ledger = JobPaths(job_dir).observe / f"{rec.ledger_id('claude', transcript)}.json"
     stale = ledger.read_bytes()
     with transcript.open("ab") as f:
         f.write(_line(3))

@@ -30,6 +30,8 @@ FORMAT_VERSION = 1
 #   v1  issue 12  this catalogue; guard-audit.jsonl lines carry "v" too; reserved second-half
 #                 types (approvals, leases, changes, teams, goals, recovery, spawn intent).
 #   v1  issue 18  notify.sent, notify.failed, finish.requested.
+#   v1  issue 16  usage gains source, ledger, n, rollout, api_calls, api_errors and the 1 h share
+#                 of cache writes; api.request, api.error, tool.result (OpenTelemetry).
 
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -68,6 +70,9 @@ class EventType(StrEnum):
     OUTPUT = "output"
     SESSION_ENDED = "session.ended"
     USAGE = "usage"
+    API_REQUEST = "api.request"
+    API_ERROR = "api.error"
+    TOOL_RESULT = "tool.result"
     # the guardian
     GUARD_ALLOWED = "guard.allowed"
     GUARD_DENIED = "guard.denied"
@@ -202,6 +207,9 @@ _GUARD = (req("decision", STR), req("rule", STR), req("reason", STR), req("tool"
           opt("job", STR))
 _GATE = (req("integration", STR), req("method", STR), req("path", STR), req("status", INT, NONE),
          opt("error", STR), opt("job", STR))
+_TOKENS = (opt("input_tokens", NUM), opt("output_tokens", NUM), opt("cache_read_input_tokens", NUM),
+           opt("cache_creation_input_tokens", NUM), opt("cache_creation_1h_input_tokens", NUM),
+           opt("cost_usd", NUM))
 _SETUP = (req("command", STR), req("exit_code", INT), req("output", STR))
 _VERDICT = (req("domain", STR), opt("correction", STR, NONE))
 
@@ -238,10 +246,19 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.OUTPUT, "the agent printed something (read by the state machine)", emitted=False),
     _spec(E.SESSION_ENDED, "the agent's own hook says its session ended (tmux tells the exit code)",
           opt("hook", STR), opt("why", STR)),
-    _spec(E.USAGE, "tokens and cost added since the last usage event",
-          opt("transcript", STR), opt("model", STR), opt("input_tokens", NUM), opt("output_tokens", NUM),
-          opt("cache_creation_input_tokens", NUM), opt("cache_read_input_tokens", NUM),
-          opt("cost_usd", NUM)),
+    _spec(E.USAGE, "tokens, cost and API calls added since the ledger's last usage event (a count "
+          "may be negative: a correction)",
+          opt("transcript", STR), opt("rollout", STR), opt("source", STR), opt("ledger", STR),
+          opt("n", INT), opt("model", STR), *_TOKENS, opt("api_calls", INT), opt("api_errors", INT)),
+    _spec(E.API_REQUEST, "one API call the agent reported over OpenTelemetry",
+          req("source", STR), req("otel", STR), opt("model", STR), *_TOKENS, opt("duration_ms", NUM),
+          opt("agent_cost_usd", NUM), opt("at_ns", INT)),
+    _spec(E.API_ERROR, "one failed API call the agent reported over OpenTelemetry",
+          req("source", STR), req("otel", STR), opt("model", STR), opt("status_code", INT),
+          opt("error", STR), opt("attempt", INT), opt("duration_ms", NUM), opt("at_ns", INT)),
+    _spec(E.TOOL_RESULT, "a tool call the agent finished, reported over OpenTelemetry",
+          req("source", STR), req("otel", STR), req("tool", STR), opt("success", BOOL),
+          opt("error", STR), opt("duration_ms", NUM), opt("at_ns", INT)),
     _spec(E.GUARD_ALLOWED, "the guardian allowed a command or file edit", *_GUARD),
     _spec(E.GUARD_DENIED, "the guardian denied a command or file edit", *_GUARD),
     _spec(E.GATE_CALLED, "a call through an integration gate", *_GATE),

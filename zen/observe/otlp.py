@@ -30,6 +30,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
+from zen.core.events import EventType
 from zen.observe import prices as price_table
 from zen.observe.tokens import Tokens, count
 
@@ -183,11 +184,11 @@ def to_event(rec: Record, prices: Mapping[str, Any] | None = None) -> tuple[str,
         agent_cost = _ms(a.get("cost_usd"))
         if agent_cost is not None:
             fields["agent_cost_usd"] = agent_cost   # the agent's own estimate, for comparison
-        return "api.request", _timed(fields, a.get("duration_ms"))
+        return EventType.API_REQUEST, _timed(fields, a.get("duration_ms"))
     if rec.name == "claude_code.api_error" or (
             rec.name == "codex.api_request" and (count(a.get("http.response.status_code")) >= 400
                                                  or a.get("error.message"))):
-        return "api.error", _timed({
+        return EventType.API_ERROR, _timed({
             **base, "model": model,
             "status_code": count(a.get("status_code") or a.get("http.response.status_code")),
             "error": str(a.get("error") or a.get("error.message") or "")[:500],
@@ -196,7 +197,7 @@ def to_event(rec: Record, prices: Mapping[str, Any] | None = None) -> tuple[str,
         fields = {**base, "tool": str(a.get("tool_name") or ""), "success": _flag(a.get("success"))}
         if a.get("error"):
             fields["error"] = str(a["error"])[:500]
-        return "tool.result", _timed(fields, a.get("duration_ms"))
+        return EventType.TOOL_RESULT, _timed(fields, a.get("duration_ms"))
     return None
 
 

@@ -24,16 +24,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from zen.core.events import EventType
 from zen.observe.claude_transcript import ClaudeSession, session_files
 from zen.observe.codex_rollout import CodexRollout
 from zen.observe.ledger import MODEL, Totals, add_fields, total_of
 from zen.observe.tail import Cursor, read_new
 from zen.observe.tokens import count
 from zen.store.atomic import atomic_write, flocked
-from zen.store.events import EVENTS, append, read_from
+from zen.store.events import append, read_from
+from zen.store.layout import JobPaths
 
-LEDGERS = "observe"                 # jobs/<id>/observe/: one ledger file per session file
-LOCK = ".usage.lock"
 PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout}
 SOURCES = {"claude": "transcript", "codex": "rollout"}
 
@@ -84,7 +84,7 @@ class Ledger:
         """Add the usage events of this ledger that its file does not know of yet."""
         events, end = read_from(events_path, self.events_offset)
         for ev in events:
-            if ev.get("type") != "usage":
+            if ev.get("type") != EventType.USAGE:
                 continue
             mine = ev.get("ledger") == lid and count(ev.get("n")) > self.n
             # usage recorded before ledgers existed: one per transcript, summed (read once, from 0)
@@ -137,10 +137,11 @@ def record(job_dir: Path, job_id: str, kind: str, path: str | Path, *, actor: st
     if not files[0].is_file():
         return None
     lid = ledger_id(kind, source)
-    file = job_dir / LEDGERS / f"{lid}.json"
-    with flocked(job_dir / LOCK):
+    paths = JobPaths(job_dir)
+    file = paths.observe / f"{lid}.json"
+    with flocked(paths.usage_lock):
         ledger = Ledger.load(file, kind, source)
-        ledger.catch_up(job_dir / EVENTS, lid)
+        ledger.catch_up(paths.events, lid)
         before = dict(ledger.cursors)
         ledger.read(files)
         if ledger.cursors == before and ledger.n > 0:
@@ -151,7 +152,7 @@ def record(job_dir: Path, job_id: str, kind: str, path: str | Path, *, actor: st
         if delta is not None:
             top = max(totals.models.items(), key=lambda kv: kv[1])[0] if totals.models else ""
             ledger.n += 1
-            ev = append(job_dir, job_id, "usage", actor=actor, source=SOURCES[kind], ledger=lid,
+            ev = append(job_dir, job_id, EventType.USAGE, actor=actor, source=SOURCES[kind], ledger=lid,
                         n=ledger.n, **{SOURCES[kind]: source}, **delta, **{MODEL: top})
             ledger.recorded = totals.fields()
         ledger.save(file)

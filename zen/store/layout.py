@@ -74,6 +74,8 @@ HANDOFF = "handoff.md"
 REVIEW = "review.md"
 EXIT_FILE = "exit_code"                       # the pane wrapper's record of the agent's exit
 METRICS = "metrics.json"                      # observatory snapshot (DESIGN 8; not written yet)
+OBSERVE = "observe"                           # ledgers of the agent's own files read (DESIGN 8)
+USAGE_LOCK = ".usage.lock"                    # one usage reckoning at a time per job
 EVENTS_LOCK = ".lock"                         # serialises appends to events.jsonl
 HARVEST_LOCK = ".harvest.lock"
 AUTOHARVEST_LOCK = ".autoharvest.lock"
@@ -130,6 +132,14 @@ class JobPaths:
     @property
     def metrics(self) -> Path:
         return self.dir / METRICS
+
+    @property
+    def observe(self) -> Path:
+        return self.dir / OBSERVE
+
+    @property
+    def usage_lock(self) -> Path:
+        return self.dir / USAGE_LOCK
 
     @property
     def lock(self) -> Path:
