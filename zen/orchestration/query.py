@@ -60,6 +60,15 @@ def job_names(home: Home, *, include_pending: bool = False) -> dict[str, str]:
 
 
 def resolve_job(home: Home, ref: str) -> str:
+    """The job `ref` names (core.refs.resolve: the whole id, a unique prefix, a unique name).
+    The names are read from every job's state.json only when the ids alone cannot answer."""
+    ref = ref.strip()
+    ids = JobStore(home).ids()
+    if ref in ids:
+        return ref
+    by_prefix = [i for i in ids if i.startswith(ref)] if ref else []
+    if len(by_prefix) == 1:
+        return by_prefix[0]
     return resolve(ref, job_names(home))
 
 
