@@ -134,14 +134,22 @@ def test_status_and_show_import_neither_rich_nor_the_other_commands(lane: Path, 
     probe = ("import json, sys, runpy; sys.argv = ['zen', *sys.argv[1:]];\n"
              "try:\n    runpy.run_module('zen', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
-             "mods = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'zen', 'watchdog', 'tree_sitter'))\n"
+             "mods = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'zen', 'watchdog', 'tree_sitter', 'libtmux'))\n"
              "sys.stderr.write(json.dumps(mods))")
     for args in (["status"], ["show", job_id], ["dispatch", "y", "--agent", "sim"]):
         r = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=REPO_ROOT)
         mods = json.loads(r.stderr.splitlines()[-1])
-        heavy = [m for m in mods if m.split(".")[0] in ("rich", "watchdog", "tree_sitter")]
+        heavy = [m for m in mods if m.split(".")[0] in ("rich", "watchdog", "tree_sitter", "libtmux")]
         assert not heavy, (args, heavy)
         cli = {m for m in mods if m.startswith("zen.cli.")}
         assert cli <= {"zen.cli.main", "zen.cli.common", "zen.cli.render", "zen.cli.status", "zen.cli.jobs",
                        "zen.cli.dispatch"}, (args, cli)
         assert len(cli - {"zen.cli.main", "zen.cli.common", "zen.cli.render"}) == 1, (args, cli)
+
+
+def test_promote_and_demote_take_json(home: Path) -> None:
+    doc = json.loads(zen("autonomy", "demote", "code", "--json").stdout)
+    assert doc == {"domain": "code", "level": "observe", "override": False}
+    r = zen("autonomy", "promote", "code", "--override", "--reason", "trusted team", "--json")
+    assert json.loads(r.stdout) == {"domain": "code", "level": "suggest", "override": True}, r.stderr
+    assert zen("autonomy", "demote", "code").stdout == "code is now observe\n"

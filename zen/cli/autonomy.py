@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import typer
 
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
+from zen.core.model import Level
 from zen.orchestration import autonomy as auto
 from zen.orchestration.control import stop_all
 from zen.orchestration.query import resolve_job
@@ -66,24 +67,36 @@ def autonomy_show(json_out: bool = JSON) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class LevelNow:
+    domain: str
+    level: Level
+    override: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {"domain": self.domain, "level": self.level.label, "override": self.override}
+
+
 @autonomy.command("promote")
 def autonomy_promote(
     domain: str = typer.Argument(..., help="The domain, e.g. code."),
     override: bool = typer.Option(False, "--override", help="Promote without the evidence (recorded)."),
     reason: str = typer.Option(None, "--reason", help="Why, for --override."),
+    json_out: bool = JSON,
 ) -> int:
     """Raise a domain one level; refused unless evidence/ meets the threshold."""
     level = auto.promote(common.home(), domain, override=override, reason=reason)
-    render.say(f"{domain} is now {level.label}" + (" (human override recorded)" if override else ""))
+    note = " (human override recorded)" if override else ""
+    render.emit(LevelNow(domain, level, override), json_out, lambda r: [f"{r.domain} is now {r.level.label}{note}"])
     return 0
 
 
 @autonomy.command("demote")
 def autonomy_demote(domain: str = typer.Argument(..., help="The domain, e.g. code."),
-                    reason: str = typer.Option("demoted by a human", "--reason")) -> int:
+                    reason: str = typer.Option("demoted by a human", "--reason"), json_out: bool = JSON) -> int:
     """Lower a domain one level."""
     level = auto.demote(common.home(), domain, reason)
-    render.say(f"{domain} is now {level.label}")
+    render.emit(LevelNow(domain, level), json_out, lambda r: [f"{r.domain} is now {r.level.label}"])
     return 0
 
 
