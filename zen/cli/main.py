@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "kill-switch": "zen.cli.autonomy",
     "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
     "queue": "zen.cli.queue", "gc": "zen.cli.gc",
+    "watch": "zen.cli.live",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last
 }
 _ROOT_FLAGS_WITH_VALUE = {"--home"}

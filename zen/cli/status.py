@@ -41,8 +41,15 @@ def _text(s: Status) -> Iterator[render.Out]:
         yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
 
 
-def status(json_out: bool = JSON) -> int:
+def status(json_out: bool = JSON,
+           tmux: bool = typer.Option(False, "--tmux", help="One short line for a tmux status bar, e.g. "
+                                     "set -g status-right '#(zen --home H status --tmux)'.")) -> int:
     """Tasks waiting in the spool, every job with its state, and whether a supervisor runs."""
+    if tmux:
+        from zen.tui.segment import tmux_segment  # only this form reads the live views' model
+
+        render.say(tmux_segment(common.home()))
+        return 0
     render.emit(read_status(common.home()), json_out, _text)
     return 0
 
