@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zen.adapters.watch import FileEvents
-from zen.store import events as ev_store
+from zen.store import layout
 from zen.store.home import Home
 from zen.tui.rows import JobView
 from zen.tui.source import Header, HomeSource
@@ -29,7 +29,7 @@ COALESCE_S = 0.01        # events arriving together (an append, then its fsync) 
 OUTPUT_EVERY_S = 0.5     # a job's last output line is re-read at most this often
 LIVENESS_S = 5.0         # how often the supervisor's lock is looked at
 SWEEP_S = 2.0            # without file events (no watchdog, no inotify watches left)
-CONTROL_FILES = ("KILL", "breaker.json", "supervisor.lock")
+CONTROL_FILES = (layout.KILL, layout.BREAKER, layout.SUPERVISOR_LOCK)
 
 
 @dataclass
@@ -56,25 +56,27 @@ class Feed:
         self._pending_ids: set[str] = set()
         self._thread: threading.Thread | None = None
         self._watch = FileEvents(self._on_path, [
-            (home.jobs, True), (home.control, False), (home.spool / "new", False),
-            (home.approvals / "pending", False)])
+            (home.jobs, True), (home.control, False), (home.spool_new, False),
+            (home.approvals_in("pending"), False)])
         self._watching = False
         self._jobs_dir = str(home.jobs) + "/"
+        self._approvals_dir = str(home.approvals_in("pending")) + "/"
+        self._spool_dir = str(home.spool_new) + "/"
 
     # -- watchdog's thread: note where, nothing more ----------------------------------------------
     def _on_path(self, path: str) -> None:
         with self._lock:
             if path.startswith(self._jobs_dir):
                 rest = path[len(self._jobs_dir):].split("/")
-                if len(rest) == 2 and rest[1] == ev_store.EVENTS:
+                if len(rest) == 2 and rest[1] == layout.EVENTS:
                     self._events.add(rest[0])
-                elif len(rest) == 2 and rest[1] == "pane.log":
+                elif len(rest) == 2 and rest[1] == layout.PANE_LOG:
                     self._output.add(rest[0])
                 else:
                     return
-            elif "/approvals/pending/" in path:
+            elif path.startswith(self._approvals_dir):
                 self._approvals = True
-            elif "/spool/new/" in path:
+            elif path.startswith(self._spool_dir):
                 self._pending = True
             elif Path(path).name in CONTROL_FILES:
                 self._control = True

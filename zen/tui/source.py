@@ -141,7 +141,7 @@ class HomeSource:
     def refresh_approvals(self) -> set[str]:
         """Re-count pending approvals per job; the jobs whose count changed."""
         counts: dict[str, int] = {}
-        folder = self.home.approvals / "pending"
+        folder = self.home.approvals_in("pending")
         try:
             names = [n for n in os.listdir(folder) if n.endswith(".yaml")]
         except OSError:
