@@ -133,9 +133,8 @@ class HomeSource:
     # -- the rest of the home ----------------------------------------------------------------------
     def pending(self) -> list[JobView]:
         """Tasks still in spool/new (no job record yet)."""
-        return [JobView(job=t["id"], name=t["name"], state="pending", agent=str(t.get("agent") or ""),
-                        lane=str(t.get("lane") or t.get("repo") or ""), created_at=t.get("created_at"),
-                        since=t.get("created_at"))
+        return [JobView(job=t.id, name=t.name, state="pending", agent=t.agent.value, lane=t.lane or t.repo or "",
+                        created_at=t.created_at, since=t.created_at)
                 for t in pending_tasks(self.home)]
 
     def refresh_approvals(self) -> set[str]:
