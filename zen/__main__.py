@@ -11,6 +11,14 @@ from __future__ import annotations
 import sys
 
 
+def lease_check() -> object:
+    """The coordinator's lease check for the guardian (DESIGN 10), loaded by the hook inside its
+    fail-closed try: the guardian is a lower layer than the coordinator and cannot import it."""
+    from zen.coord.guardcheck import check_writes
+
+    return check_writes
+
+
 def main() -> None:
     argv = sys.argv[1:]
     # `zen guard hook --help` (nothing else) is a person asking; agents never call it so. Any
@@ -20,7 +28,7 @@ def main() -> None:
         # lean start: the hook runs for every agent action and must not import the CLI
         from zen.guard.hook import main as guard_hook
 
-        sys.exit(guard_hook(argv[2:]))
+        sys.exit(guard_hook(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:
         # lean start: a throughput tool, measured in bench/guard.py
         from zen.guard.batch import fast_main

@@ -98,6 +98,8 @@ BASH: list[tuple[str, str, str | None, str]] = [
     ("x=~; rm -rf $x/", D, "fs.outside-worktree", "tilde in an assignment"),
     ("cd; rm -rf projects", D, "fs.outside-worktree", "bare cd goes home"),
     ("cd / && rm -rf tmp", D, "fs.outside-worktree", "cd tracked to /"),
+    ("cd /etc && echo x > passwd", D, "fs.outside-worktree", "a redirect after cd &&: bash gives it to echo"),
+    ("cd src && echo x > a.py", A, None, "a redirect after cd && stays inside"),
     ("cd /tmp; rm -rf *", D, "fs.outside-worktree", "cd then glob"),
     ("pushd /etc && rm -f hosts", D, "fs.outside-worktree", "pushd tracked"),
     ("cd src/../../.. && rm -rf x", D, "fs.outside-worktree", ".. mid-path"),

@@ -45,6 +45,8 @@ COMMANDS: dict[str, str] = {
     "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
     "queue": "zen.cli.queue", "gc": "zen.cli.gc",
     "watch": "zen.cli.live",
+    "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
+    "changes": "zen.cli.cmd_coord",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last
 }
 _ROOT_FLAGS_WITH_VALUE = {"--home"}

@@ -32,6 +32,8 @@ FORMAT_VERSION = 1
 #   v1  issue 18  notify.sent, notify.failed, finish.requested.
 #   v1  issue 16  usage gains source, ledger, n, rollout, api_calls, api_errors and the 1 h share
 #                 of cache writes; api.request, api.error, tool.result (OpenTelemetry).
+#   v1  issue 19  the coordinator writes files.changed, lock.*, coord.overlap, coord.conflict and
+#                 base.moved (with optional fields); webhook.sent, webhook.dead (logs/control.jsonl).
 
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -111,6 +113,8 @@ class EventType(StrEnum):
     COORD_OVERLAP = "coord.overlap"
     COORD_CONFLICT = "coord.conflict"
     BASE_MOVED = "base.moved"
+    WEBHOOK_SENT = "webhook.sent"
+    WEBHOOK_DEAD = "webhook.dead"
     # teams, goals and recovery (DESIGN 13)
     TEAM_SPAWNED = "team.spawned"
     TEAM_REPORT = "team.report"
@@ -292,21 +296,24 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.NOTIFY_FAILED, "a notice channel failed", req("channel", STR), opt("for_seq", INT),
           opt("error", STR)),
     _spec(E.FILES_CHANGED, "paths changed in the worktree against its base (DESIGN 10)",
-          req("paths", LIST), opt("by", STR), emitted=False),
+          req("paths", LIST), opt("by", STR), opt("added", LIST), opt("dropped", LIST)),
     _spec(E.FILES_EDITED, "file operations the guardian let through (observatory, DESIGN 8)",
           req("op", STR), req("paths", LIST), emitted=False),
     _spec(E.LOCK_ACQUIRED, "the job holds a lease on a path or glob",
-          req("lease", STR), req("path", STR), req("mode", STR), opt("expires", STR), emitted=False),
+          req("lease", STR), req("path", STR), req("mode", STR), opt("expires", STR), opt("by", STR),
+          opt("lane", STR), opt("reason", STR), opt("renewed", BOOL)),
     _spec(E.LOCK_RELEASED, "a lease ended", req("lease", STR), req("path", STR), opt("why", STR),
-          emitted=False),
+          opt("lane", STR), opt("by", STR)),
     _spec(E.LOCK_CONFLICT, "a write to a path another live job holds",
-          req("path", STR), req("holder", STR), req("resolution", STR), emitted=False),
+          req("path", STR), req("holder", STR), req("resolution", STR), opt("lease", STR),
+          opt("expires", STR), opt("tool", STR), opt("lane", STR)),
     _spec(E.COORD_OVERLAP, "another live job of the lane changed the same paths",
-          req("other", STR), req("paths", LIST), emitted=False),
-    _spec(E.COORD_CONFLICT, "git merge-tree predicts a conflict",
-          req("other", STR), req("paths", LIST), opt("against", STR), emitted=False),
+          req("other", STR), req("paths", LIST)),
+    _spec(E.COORD_CONFLICT, "git merge-tree predicts a conflict (paths empty: no longer)",
+          req("other", STR), req("paths", LIST), opt("against", STR), opt("resolved", BOOL),
+          opt("commit", STR), opt("other_commit", STR)),
     _spec(E.BASE_MOVED, "the lane's base branch moved under the job",
-          req("base", STR), req("old", STR), req("new", STR), emitted=False),
+          req("base", STR), req("old", STR), req("new", STR)),
     _spec(E.TEAM_SPAWNED, "this job started a worker job",
           req("worker", STR), opt("request_id", STR), opt("goal", STR), emitted=False),
     _spec(E.TEAM_REPORT, "a worker reported to its parent (done | blocked | progress)",
@@ -337,6 +344,10 @@ HOME_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.GUARD_ALLOWED, "a decision made outside any job", opt("actor", STR), *_GUARD),
     _spec(E.GUARD_DENIED, "a decision made outside any job", opt("actor", STR), *_GUARD),
     _spec(E.GATE_CALLED, "a gate call made outside any job", opt("actor", STR), *_GATE),
+    _spec(E.WEBHOOK_SENT, "the webhook receiver took a notification (coord/outbox, DESIGN 10)",
+          req("id", STR), req("event", STR), req("status", INT), req("attempts", INT)),
+    _spec(E.WEBHOOK_DEAD, "a notification was given up on: coord/outbox/dead/ holds it with the reason",
+          req("id", STR), req("event", STR), req("reason", STR), req("attempts", INT)),
 ])
 
 ALL_TYPES = frozenset(EventType)

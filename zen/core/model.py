@@ -94,6 +94,7 @@ class Task(BaseModel):
     timeout: str | float = "30m"
     max_retries: int = Field(default=0, ge=0, le=20)
     parent: str | None = None
+    paths: list[str] = Field(default_factory=list)  # leased for the job when it starts (DESIGN 10)
     created_at: str
     created_by: str = "human"
     script: list[dict[str, Any]] | None = None  # for agent: sim, the steps it follows
@@ -127,6 +128,16 @@ class Task(BaseModel):
         seconds = parse_duration(v)
         if seconds <= 0:
             raise ValueError("timeout must be positive")
+        return v
+
+    @field_validator("paths")
+    @classmethod
+    def _paths(cls, v: list[str]) -> list[str]:
+        for p in v:
+            parts = p.strip().split("/")
+            if not p.strip() or p.startswith("/") or ".." in parts:
+                raise ValueError(f"paths: {p!r} must be a path or glob inside the repository "
+                                 "(relative, no '..')")
         return v
 
     @field_validator("command", mode="before")

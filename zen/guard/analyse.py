@@ -95,6 +95,8 @@ class Analyser:
         self.roots = roots
         self.pending: Decision | None = None
         self.report: Decision | None = None
+        # (op, Target) of every write and delete judged, for the coordinator's lease check
+        self.writes: list[tuple[str, Target]] | None = None
         self._protected: Rule | None = None
         if policy.protected_paths:
             self._protected = getattr(policy, "_protected_rule", None)
@@ -315,6 +317,8 @@ class Analyser:
 
     def check(self, t: Target, op: str, what: str, w: Word | None = None) -> None:
         """Deletes/writes: the guardian's own files, the worktree root, .git, .zen, outside."""
+        if self.writes is not None:
+            self.writes.append((op, t))
         path = t.path
         subtree = op == "delete"
         label = w.raw if w is not None else path

@@ -13,6 +13,11 @@ a pending request is written; without `act` (a check from a shell) nothing is wr
 Fail closed: a broken policy denies before decide() is asked, a result that is not a Decision
 denies, and `safe_check` turns any exception into a deny (the hook turns it into exit 2).
 
+`writes_check` (the coordinator's lease check, zen.coord.guardcheck.check_writes, handed in by
+whoever builds the Guard: the guardian sits below the coordinator) sees every call that is not
+denied together with the paths it writes or deletes; it may turn it into a deny, or add a note
+for the agent's context (`notes`, which the hook passes on as additionalContext).
+
 Lean: imported by the hook (stdlib + zen.guard.* + the lean zen.store readers and layout).
 """
 
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision, ToolCall
@@ -28,6 +33,8 @@ from zen.store.layout import WORKTREES
 from zen.store.readers import HomeError, discover_home
 
 VALID = (ALLOW, DENY, APPROVAL)
+# (context, call, [(op, Target)], act) -> (a decision replacing an allow or approval, or None; a note or None)
+WritesCheck = Callable[[Context, ToolCall, Sequence[tuple[str, Any]], bool], tuple[Decision | None, str | None]]
 __all__ = ["Guard", "HomeError", "calls_for", "calls_from_record", "discover_home", "subject", "worktree_for"]
 
 
@@ -64,8 +71,10 @@ class Guard:
     the kill switch is still checked on every call."""
 
     def __init__(self, home: str | None = None, env: Mapping[str, str] | None = None,
-                 job_id: str | None = None, cache: bool = False) -> None:
+                 job_id: str | None = None, cache: bool = False, writes_check: WritesCheck | None = None) -> None:
         self.explicit_home = home
+        self.writes_check = writes_check
+        self.notes: list[str] = []
         # a plain dict: os.environ encodes and decodes on every access, and the core copies it
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.job_id = job_id if job_id is not None else (self.env.get("ZEN_JOB_ID") or None)
@@ -141,7 +150,14 @@ class Guard:
         except HomeError as exc:
             decision = Decision(DENY, "guard.home", f"{exc}; fix $ZEN_HOME (the guardian cannot find its policy)")
         else:
-            decision = self.decide(call, ctx, policy)
+            writes: list[tuple[str, Any]] | None = [] if self.writes_check is not None else None
+            decision = self.decide(call, ctx, policy, writes)
+            if writes and self.writes_check is not None and decision.decision != DENY:
+                override, note = self.writes_check(ctx, call, writes, act)
+                if override is not None and (override.decision == DENY or decision.decision == ALLOW):
+                    decision = override
+                if note:
+                    self.notes.append(note)
             if decision.decision == APPROVAL:
                 from zen.guard import approvals
 
@@ -152,7 +168,8 @@ class Guard:
             audit_mod.record(ctx, call, decision, self.job_id)
         return decision
 
-    def decide(self, call: ToolCall, ctx: Context, policy: Any) -> Decision:
+    def decide(self, call: ToolCall, ctx: Context, policy: Any,
+               writes: list[tuple[str, Any]] | None = None) -> Decision:
         if getattr(policy, "invalid", None):
             return Decision(DENY, "policy.invalid",
                             f"the guardian's policy is broken, so everything is denied until it is fixed: {policy.invalid}")
@@ -164,7 +181,7 @@ class Guard:
             time.sleep(60)
         from zen.guard.decide import decide
 
-        d = decide(call, ctx, policy)
+        d = decide(call, ctx, policy, writes)
         if not isinstance(d, Decision) or d.decision not in VALID:
             return Decision(DENY, "guard.error", f"the decision core returned {d!r}, not a decision")
         if not d.rule or not isinstance(d.reason, str):

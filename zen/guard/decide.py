@@ -41,12 +41,14 @@ _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "target", "desti
               "old_path", "paths", "files")
 
 
-def decide(call: ToolCall, ctx: Context, policy: Policy) -> Decision:
+def decide(call: ToolCall, ctx: Context, policy: Policy, writes: list[tuple[str, Any]] | None = None) -> Decision:
+    """`writes`, when given, receives (op, Target) for every path the call writes or deletes."""
     if policy.invalid:
         return Decision(DENY, "policy.invalid", f"the guardian policy is broken, so everything is "
                         f"denied until it is fixed: {policy.invalid}")
     try:
         an = Analyser(ctx, policy, handler)
+        an.writes = writes
         _dispatch(an, call)
         if an.pending is not None:
             return an.pending

@@ -18,6 +18,11 @@ timeout (the environment of the agent process, which an agent's own commands can
 
 Codex's apply_patch is judged file by file (context.calls_for).
 
+`writes_check` (a loader, called inside the try: the coordinator's lease check, which
+zen/__main__.py hands in because the guardian sits below the coordinator) may deny a write to a
+file another job holds, or allow it with a note; Claude Code gets such notes on stdout as
+hookSpecificOutput.additionalContext (Codex takes no context from a PreToolUse hook: `{}`).
+
 Self-tests: ZEN_GUARD_SELFTEST_CRASH=1 raises inside the decision path, ZEN_GUARD_SELFTEST_HANG=1
 sleeps there (the deadline must fire); both must block.
 
@@ -31,6 +36,8 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import Any
 
 PREFIX = "zen guardian: "
 DEADLINE_S = 2.0
@@ -112,8 +119,9 @@ def read_payload() -> tuple[str, dict[str, object], str]:
     return tool, tool_input, cwd
 
 
-def decide_hook(argv: list[str]) -> tuple[bool, str, str]:
-    """(allowed, reason, agent) for the call on stdin. May raise: main() turns that into a block."""
+def decide_hook(argv: list[str], writes_check: Callable[[], Any] | None = None
+                ) -> tuple[bool, str, str, list[str]]:
+    """(allowed, reason, agent, notes) for the call on stdin. May raise: main() turns that into a block."""
     # imported here, inside main()'s try and under its deadline: a broken or slow import of the
     # guardian must end in exit 2 like any other failure, never in an uncaught exit 1 (allow)
     from zen.guard.context import Guard, calls_for
@@ -124,21 +132,25 @@ def decide_hook(argv: list[str]) -> tuple[bool, str, str]:
         raise ValueError("the Bash call has no command (a string)")
     # which tools exist is the core's call (same answer as zen guard check): an unknown one is denied
     calls = calls_for(tool, tool_input, cwd)
-    decision = Guard(home=opts.get("home")).check_all(calls, cwd, opts.get("worktree"), act=True, audit=True)
-    return decision.allowed, decision.reason, opts["agent"]
+    guard = Guard(home=opts.get("home"), writes_check=writes_check() if writes_check is not None else None)
+    decision = guard.check_all(calls, cwd, opts.get("worktree"), act=True, audit=True)
+    return decision.allowed, decision.reason, opts["agent"], guard.notes
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], writes_check: Callable[[], Any] | None = None) -> int:
     """Exit code for the agent: 0 (allowed) or 2 (blocked). Never raises, never returns 1."""
     try:
         _arm_deadline()
-        allowed, reason, agent = decide_hook(argv)
+        allowed, reason, agent, notes = decide_hook(argv, writes_check)
         _disarm_deadline()
         if allowed is not True:
             return _block(reason)
         if agent == "codex":
             sys.stdout.write("{}")
-            sys.stdout.flush()
+        elif notes:
+            sys.stdout.write(json.dumps({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "additionalContext": " ".join(notes)[:9000]}}))
+        sys.stdout.flush()
         return 0
     except ValueError as exc:
         return _block(f"{exc}; blocked")

@@ -241,6 +241,13 @@ class Walker(Expander):
                 ok, any_ = self.run(body, st)
             finally:
                 self._stdin = saved
+            if body.type == "list":
+                # tree-sitter hangs `a && b > f` on the whole list, but bash gives the redirect to
+                # `b`, after `a` ran (`cd /etc && echo x > passwd` writes /etc/passwd): judge it
+                # again from every directory the list may end in
+                late = Cmd("redirect", [], join(st, any_), self.text(node))
+                self._apply_redirects(late, redirects, late.state)
+                self._emit(late)
         producer = self._last
         for kind, cont in continuation:
             if kind == "pipe":

@@ -69,6 +69,25 @@ notify:
   reasons: [question, approval, dialog, limit, idle]   # idle: only when the agent's hook says so
   ended: true               # also announce jobs that end (not the ones you finish or cancel)
 
+# The coordinator: many agents on one lane (DESIGN section 10). A job leases a file the first
+# time it writes it (or explicitly: zen lock, the task's `paths:`); another job's write to a
+# leased file is then denied, warned or recorded. Leases end the moment their job ends.
+coordinator:
+  leases: true              # false: no leases are taken or enforced
+  lock_timeout: 5m          # a lease's expiry, renewed while its job lives (only a backstop)
+  conflict_resolution: deny # deny | warn (allowed, the agent is told) | last-write-wins (recorded)
+  scan_interval: 3s         # how often live jobs' changed files are compared (and after each turn)
+  notification_webhook: ""  # e.g. https://hooks.slack.com/services/...: JSON POSTs from coord/outbox/
+  notification_secret: ""   # signs each POST (HMAC-SHA256, webhook-signature); env:NAME reads $NAME
+  notification_events: [waiting, finished, failed, denied, conflict, kill-switch]
+                            # waiting: a job needs you; finished/failed: a job ended; denied: the
+                            # guardian refused an agent; conflict: merge-tree predicts one
+  notification_lanes: []    # only jobs of these lanes (empty: all)
+  webhook_timeout: 10s      # one POST
+  webhook_retries: 10       # attempts before a notification goes to coord/outbox/dead/
+  webhook_backoff: 2s       # first retry delay, doubled each time up to webhook_backoff_cap
+  webhook_backoff_cap: 10m
+
 # Per-agent settings. `command` is the program; `env` adds variables, `drop_env` removes
 # variables the supervisor's environment would otherwise pass on.
 agents:
@@ -110,6 +129,20 @@ _DEFAULTS: dict[str, Any] = {
     "gc": {"older_than": "7d"},
     "notify": {"desktop": True, "command": "", "reasons": ["question", "approval", "dialog", "limit", "idle"],
                "ended": True},
+    "coordinator": {
+        "leases": True,
+        "lock_timeout": "5m",
+        "conflict_resolution": "deny",
+        "scan_interval": "3s",
+        "notification_webhook": "",
+        "notification_secret": "",
+        "notification_events": ["waiting", "finished", "failed", "denied", "conflict", "kill-switch"],
+        "notification_lanes": [],
+        "webhook_timeout": "10s",
+        "webhook_retries": 10,
+        "webhook_backoff": "2s",
+        "webhook_backoff_cap": "10m",
+    },
     "agents": {},
     "prices": {"default": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30}},
 }

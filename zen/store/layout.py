@@ -30,7 +30,7 @@ WORKTREES = "worktrees"
 CONTROL = "control"
 EVIDENCE = "evidence"
 LOGS = "logs"
-COORD = "coord"                               # leases, outbox (DESIGN 10; not written yet)
+COORD = "coord"                               # leases, outbox (DESIGN 10)
 APPROVALS = "approvals"
 APPROVAL_STATES = ("pending", "granted", "denied")
 
@@ -42,6 +42,15 @@ BREAKER = "breaker.json"
 BREAKER_LOCK = ".breaker.lock"
 CONFIG_LOCK = "config.lock"
 API_TOKEN = "api-token"                       # zen serve's bearer token (DESIGN 11; not written yet)
+
+# coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
+COORD_LEASES = "leases"
+COORD_LANE_LOCK = ".lock"                     # serialises taking, renewing and releasing a lane's leases
+OUTBOX = "outbox"
+OUTBOX_SENT = "sent"
+OUTBOX_DEAD = "dead"
+OUTBOX_CURSOR = ".cursor.json"                # how far the timelines have been read into the outbox
+OUTBOX_LOCK = ".lock"
 
 # logs/
 CONTROL_LOG = "control.jsonl"                 # home-wide events (supervisor, kill switch)
@@ -243,6 +252,14 @@ class Home:
     @property
     def coord(self) -> Path:
         return self.root / COORD
+
+    def coord_lane(self, lane_dir: str) -> Path:
+        """coord/<lane>/ (`lane_dir` is the lane's folder name: zen.coord.leases.lane_slug)."""
+        return self.coord / lane_dir
+
+    @property
+    def outbox(self) -> Path:
+        return self.coord / OUTBOX
 
     # -- control/ and logs/ ----------------------------------------------------------------------
     @property
