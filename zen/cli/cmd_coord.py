@@ -9,8 +9,8 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.coord import service
-from zen.core.events import EventType as E
 from zen.core.durations import parse_duration
+from zen.core.events import EventType as E
 from zen.errors import UsageError
 from zen.orchestration.query import resolve_job
 
