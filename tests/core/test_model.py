@@ -77,7 +77,7 @@ def test_a_task_survives_a_round_trip_through_json() -> None:
 def test_live_and_final_states_partition_the_machine() -> None:
     live = {s for s in JobStatus if s.live}
     final = {s for s in JobStatus if s.final}
-    assert live == {JobStatus.starting, JobStatus.working, JobStatus.waiting}
+    assert live == {JobStatus.starting, JobStatus.working, JobStatus.waiting, JobStatus.paused}
     assert final == {JobStatus.harvested, JobStatus.failed, JobStatus.cancelled}
     assert not live & final
     assert set(JobStatus) - live - final == {JobStatus.queued, JobStatus.exited}

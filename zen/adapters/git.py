@@ -285,3 +285,39 @@ def merge_check(repo: Path, onto: str, tip: str) -> tuple[bool, list[str]]:
         return False, [ln for ln in lines if ln.strip()]
     detail = (r.stderr.strip() or "unknown error").splitlines()[-1]
     raise GitError(f"could not check whether the work merges onto {onto[:12]} in {repo}: {detail}")
+
+
+# -- landing (zen land: a human's explicit request, DESIGN section 11) ---------------------------
+
+def merge_tree(repo: Path, onto: str, tip: str) -> tuple[str | None, list[str]]:
+    """The tree of merging `tip` into `onto`, computed in the object store only (no working
+    tree, index or ref moves): (tree, []) when clean, (None, conflicting paths) when not."""
+    r = git(repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", onto, tip, check=False)
+    lines = r.stdout.splitlines()
+    if r.returncode == 0 and lines:
+        return lines[0].strip(), []
+    if r.returncode == 1:
+        return None, [ln for ln in lines[1:] if ln.strip()]
+    detail = (r.stderr.strip() or "unknown error").splitlines()[-1]
+    raise GitError(f"could not merge {tip[:12]} onto {onto[:12]} in {repo}: {detail}")
+
+
+def commit_tree(repo: Path, tree: str, parents: list[str], message: str) -> str:
+    """A commit of `tree` with `parents`, by the user's git identity (zen's when none is set)."""
+    env = None if git(repo, "var", "GIT_COMMITTER_IDENT", check=False).returncode == 0 else ZEN_IDENTITY
+    args = ["commit-tree", tree]
+    for p in parents:
+        args += ["-p", p]
+    return out(repo, *args, "-m", message, env=env, what="write the merge commit")
+
+
+def move_ref(repo: Path, ref: str, new: str, old: str, reason: str) -> bool:
+    """Compare-and-set: point `ref` at `new` only if it still points at `old`. False if it moved."""
+    r = git(repo, "update-ref", "-m", reason, ref, new, old, check=False)
+    return r.returncode == 0
+
+
+def checked_out_in(repo: Path, branch: str) -> list[Path]:
+    """Worktrees of `repo` (its main checkout included) that have `branch` checked out."""
+    ref = f"refs/heads/{branch}"
+    return [path for path, head in _worktrees(repo).items() if head == ref]

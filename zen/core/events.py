@@ -34,6 +34,8 @@ FORMAT_VERSION = 1
 #                 of cache writes; api.request, api.error, tool.result (OpenTelemetry).
 #   v1  issue 19  the coordinator writes files.changed, lock.*, coord.overlap, coord.conflict and
 #                 base.moved (with optional fields); webhook.sent, webhook.dead (logs/control.jsonl).
+#   v1  issue 17  job.paused, job.resumed, job.landed, files.edited written (zen pause / resume /
+#                 land, the dashboard's editor); job state `paused`.
 
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -276,8 +278,10 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.JOB_TIMEOUT, "the task's timeout passed; the agent is stopped", req("after_s", NUM)),
     _spec(E.JOB_CANCELLED, "a human cancelled the job", opt("reason", STR)),
     _spec(E.JOB_FAILED, "the job failed", req("reason", STR)),
-    _spec(E.JOB_PAUSED, "the agent was paused", opt("by", STR), emitted=False),
-    _spec(E.JOB_RESUMED, "the agent was resumed", opt("by", STR), emitted=False),
+    _spec(E.JOB_PAUSED, "the agent's process group was stopped (SIGSTOP); its timeout clock stops",
+          opt("by", STR), opt("pid", INT, NONE)),
+    _spec(E.JOB_RESUMED, "the agent's process group was continued (SIGCONT)",
+          opt("by", STR), opt("paused_s", NUM), opt("pid", INT, NONE)),
     _spec(E.HARVEST_DONE, "the work is on the review branch and in review.md",
           req("branch", STR, NONE), req("commit", STR), req("files", INT), req("insertions", INT),
           req("deletions", INT), opt("clean_merge", BOOL, NONE), opt("head", STR, NONE),
@@ -287,7 +291,8 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.REVIEW_ACCEPTED, "a human accepted the work (evidence for the domain)", *_VERDICT),
     _spec(E.REVIEW_REJECTED, "a human corrected the work (evidence for the domain)", *_VERDICT),
     _spec(E.JOB_LANDED, "a human merged the review branch into the lane's base (DESIGN 11)",
-          req("branch", STR), req("commit", STR), opt("into", STR), emitted=False),
+          req("branch", STR), req("commit", STR), opt("into", STR), opt("base_was", STR),
+          opt("tip", STR), opt("by", STR)),
     _spec(E.KILLSWITCH_ENGAGED, "the kill switch clamps this live job to observe",
           opt("reason", STR), opt("by", STR)),
     _spec(E.KILLSWITCH_RELEASED, "the kill switch was released", opt("by", STR)),
@@ -297,8 +302,9 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
           opt("error", STR)),
     _spec(E.FILES_CHANGED, "paths changed in the worktree against its base (DESIGN 10)",
           req("paths", LIST), opt("by", STR), opt("added", LIST), opt("dropped", LIST)),
-    _spec(E.FILES_EDITED, "file operations the guardian let through (observatory, DESIGN 8)",
-          req("op", STR), req("paths", LIST), emitted=False),
+    _spec(E.FILES_EDITED, "file operations the guardian let through (observatory, DESIGN 8), or a "
+          "human's save in the dashboard's editor (actor human)",
+          req("op", STR), req("paths", LIST), opt("bytes", INT), opt("sha", STR)),
     _spec(E.LOCK_ACQUIRED, "the job holds a lease on a path or glob",
           req("lease", STR), req("path", STR), req("mode", STR), opt("expires", STR), opt("by", STR),
           opt("lane", STR), opt("reason", STR), opt("renewed", BOOL)),

@@ -37,6 +37,7 @@ class JobStatus(StrEnum):
     starting = "starting"
     working = "working"
     waiting = "waiting"
+    paused = "paused"          # the agent's process group is stopped (zen pause); zen resume continues it
     exited = "exited"
     harvested = "harvested"
     failed = "failed"
@@ -45,7 +46,7 @@ class JobStatus(StrEnum):
     @property
     def live(self) -> bool:
         """An agent process may exist for the job."""
-        return self in (JobStatus.starting, JobStatus.working, JobStatus.waiting)
+        return self in (JobStatus.starting, JobStatus.working, JobStatus.waiting, JobStatus.paused)
 
     @property
     def final(self) -> bool:
@@ -201,4 +202,9 @@ class JobSnapshot(BaseModel):
     last_output_at: str | None = None
     cancelled: bool = False
     timed_out: bool = False
+    paused_from: str | None = None      # the state (and its reason) a paused job returns to on resume
+    paused_reason: str | None = None
+    paused_at: str | None = None
+    paused_s: float = 0.0               # total time paused (the timeout clock stops meanwhile)
+    landed_commit: str | None = None    # the base branch's merge commit after zen land
     guard: dict[str, int] = Field(default_factory=dict)

@@ -32,15 +32,19 @@ _MOVES: dict[str, JobStatus | None] = {
     E.JOB_FAILED: S.failed,
     E.PREFLIGHT_FAILED: None,
     E.JOB_CANCELLED: S.cancelled,
+    E.JOB_PAUSED: S.paused,
 }
 
 # from-state -> states it may move to. Anything else is recorded but ignored for the state.
 _ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     S.queued: frozenset({S.queued, S.starting, S.working, S.failed, S.cancelled}),
-    S.starting: frozenset({S.starting, S.working, S.waiting, S.exited, S.failed, S.cancelled, S.queued}),
+    S.starting: frozenset({S.starting, S.working, S.waiting, S.exited, S.failed, S.cancelled, S.queued,
+                           S.paused}),
     # a harvest of a live agent (zen harvest) is a snapshot: the job stays working / waiting
-    S.working: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled}),
-    S.waiting: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled}),
+    S.working: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled, S.paused}),
+    S.waiting: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled, S.paused}),
+    # a stopped agent makes no turns: only job.resumed (to the state it was paused in) or its end
+    S.paused: frozenset({S.paused, S.exited, S.failed, S.cancelled}),
     S.exited: frozenset({S.harvested, S.failed, S.cancelled, S.queued}),
     # a re-harvest (zen harvest twice) keeps the job harvested with the newer commit
     S.harvested: frozenset({S.harvested}),
@@ -133,6 +137,27 @@ def _job_failed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.ended_at = snap.ended_at or ts
 
 
+def _job_paused(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    if snap.state in (S.starting, S.working, S.waiting):
+        snap.paused_from = snap.state.value
+        snap.paused_reason = snap.reason
+        snap.paused_at = ts
+
+
+def _job_resumed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    """Back to the state it was paused in (a stopped agent cannot have changed its turn)."""
+    if snap.state is not S.paused:
+        return
+    snap.state = S(snap.paused_from or S.working)
+    snap.reason = snap.paused_reason
+    snap.paused_s += float(ev.get("paused_s") or 0.0)
+    snap.paused_from = snap.paused_at = snap.paused_reason = None
+
+
+def _job_landed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.landed_commit = ev.get("commit", snap.landed_commit)
+
+
 # event type -> what it records in the snapshot besides the state (a dict: one lookup per event)
 _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.TASK_RECEIVED: _task_received,
@@ -149,6 +174,9 @@ _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.JOB_TIMEOUT: _job_timeout,
     E.RETRY_SCHEDULED: _retry_scheduled,
     E.JOB_FAILED: _job_failed,
+    E.JOB_PAUSED: _job_paused,
+    E.JOB_RESUMED: _job_resumed,
+    E.JOB_LANDED: _job_landed,
 }
 _WITH_REASON = (S.waiting, S.failed, S.queued)
 

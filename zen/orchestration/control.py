@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
 from zen.core.events import EventType as E
 from zen.core.model import JobSnapshot, JobStatus
@@ -108,6 +109,8 @@ def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None =
     info = tmux.pane(session)
     if info is None or info.dead:
         return info
+    if info.pid:  # a paused agent (zen pause) must run to act on its exit keys or TERM
+        procs.continue_below(info.pid)
     if keys:
         tmux.send_keys(info.pane_id, keys)
         info = wait_dead(tmux, session, grace_s)

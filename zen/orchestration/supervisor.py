@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
 from zen.adapters.watch import SpoolWatch
 from zen.agents import get_adapter
@@ -98,6 +99,7 @@ class Tracked:
     cancelled: bool = False
     dead_since: float | None = None
     initial_input: str | None = None       # typed once the agent first waits (LaunchSpec)
+    paused: bool = False                   # zen pause: no turns, no timeout until zen resume
 
 
 class Supervisor:
@@ -379,14 +381,15 @@ class Supervisor:
         deadline = None
         try:
             timeout_s = self.store.task(job_id).timeout_s
-            if snap.started_at:
-                deadline = parse_iso(snap.started_at).timestamp() + timeout_s
+            if snap.started_at:  # time spent paused does not count against the timeout
+                deadline = parse_iso(snap.started_at).timestamp() + timeout_s + snap.paused_s
         except Exception:
             pass
         self.tracked[job_id] = Tracked(
             job_id=job_id, session=snap.tmux_session or spawn.session_name(job_id), detector=det,
             offset=offset, log_path=self.store.paths(job_id).pane_log, adapter=adapter,
-            deadline=deadline, cancelled=snap.state in (JobStatus.cancelled, JobStatus.failed))
+            deadline=deadline, cancelled=snap.state in (JobStatus.cancelled, JobStatus.failed),
+            paused=snap.state is JobStatus.paused)
 
     # -- stepping live jobs -----------------------------------------------------------------------------------
     def step_all(self) -> None:
@@ -416,6 +419,11 @@ class Supervisor:
                 t.detector.input(now)
             elif etype == E.INPUT_SENT:
                 t.detector.input(now)
+            elif etype in (E.JOB_PAUSED, E.JOB_RESUMED):
+                t.paused = etype == E.JOB_PAUSED
+                t.detector.last_activity = now  # silence while stopped is not a turn's end
+                if not t.paused and t.deadline is not None:
+                    t.deadline += float(ev.get("paused_s") or 0.0)
             elif etype in (E.JOB_CANCELLED, E.JOB_FAILED):
                 t.cancelled = True
             elif etype == E.AGENT_EXITED:
@@ -434,12 +442,16 @@ class Supervisor:
             self.store.snapshot(t.job_id)
             return
 
+        if t.paused and not t.cancelled:
+            return  # stopped by zen pause: it makes no turns and its timeout clock stands still
         wall = time.time()
         if t.kill_at is None and (t.cancelled or (t.deadline is not None and wall >= t.deadline)):
             if not t.cancelled:
                 self.store.append(t.job_id, E.JOB_TIMEOUT, after_s=round(wall - (t.deadline or wall), 1))
                 log.info("job %s: timeout; stopping the agent", t.job_id)
             signal_pane(info, signal.SIGTERM)
+            if t.paused and info.pid:
+                procs.continue_below(info.pid)  # a stopped agent gets its TERM only once continued
             t.kill_at = now + self.grace_s
             return
         if t.kill_at is not None:

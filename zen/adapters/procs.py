@@ -1,0 +1,92 @@
+"""The process table (/proc): stop and continue the processes an agent's pane runs.
+
+Why not SIGSTOP to the pane's process group: tmux continues a pane's own process as soon as it
+stops (its SIGCHLD handler sends SIGCONT unless the stop came from SIGTTIN/SIGTTOU), so a
+paused agent would run on at once. The pane's process is zen's small exit wrapper, which only
+waits; stopping every process *below* it leaves tmux nothing to undo, and catches the agent's
+children that moved to groups or sessions of their own (tool commands, hook runners).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+PROC = Path("/proc")
+
+
+def _ppid_of(stat: str) -> int | None:
+    # /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses
+    try:
+        return int(stat.rsplit(")", 1)[1].split()[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def children_map() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from one pass over /proc."""
+    out: dict[int, list[int]] = {}
+    for entry in os.scandir(PROC):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (PROC / entry.name / "stat").read_text()
+        except OSError:
+            continue  # it ended while we looked
+        ppid = _ppid_of(stat)
+        if ppid is not None:
+            out.setdefault(ppid, []).append(int(entry.name))
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, parents before their children."""
+    kids = children_map()
+    out: list[int] = []
+    todo = list(kids.get(pid, []))
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def state(pid: int) -> str | None:
+    """The kernel's state letter of `pid` (T = stopped), or None when it is gone."""
+    try:
+        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _send(pids: list[int], sig: int) -> int:
+    sent = 0
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, sig)
+            sent += 1
+    return sent
+
+
+def stop_below(pid: int) -> list[int]:
+    """SIGSTOP every process below `pid`; two passes, so a child forked meanwhile stops too.
+    Returns the pids stopped (empty when there was nothing below it)."""
+    first = descendants(pid)
+    _send(first, signal.SIGSTOP)
+    late = [p for p in descendants(pid) if p not in first]
+    _send(late, signal.SIGSTOP)
+    return first + late
+
+
+def continue_below(pid: int) -> list[int]:
+    """SIGCONT every process below `pid` (and its own group, for good measure)."""
+    pids = descendants(pid)
+    _send(pids, signal.SIGCONT)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGCONT)
+    return pids
+
+
+__all__ = ["continue_below", "descendants", "state", "stop_below"]
