@@ -321,3 +321,14 @@ def checked_out_in(repo: Path, branch: str) -> list[Path]:
     """Worktrees of `repo` (its main checkout included) that have `branch` checked out."""
     ref = f"refs/heads/{branch}"
     return [path for path, head in _worktrees(repo).items() if head == ref]
+
+
+def changed_files(worktree: Path, base: str) -> list[str]:
+    """Paths of the worktree that differ from commit `base` right now: committed, staged or not,
+    deleted, and untracked files git does not ignore (zen's own dirs left out). Sorted."""
+    tracked = git(worktree, "diff", "--name-only", "--no-renames", "-z", base, "--",
+                  what="list the files changed since the base").stdout
+    untracked = git(worktree, "ls-files", "--others", "--exclude-standard", "-z",
+                    what="list the untracked files").stdout
+    names = {n for n in (tracked + "\0" + untracked).split("\0") if n}
+    return sorted(n for n in names if n.split("/", 1)[0] not in ZEN_PATHS)

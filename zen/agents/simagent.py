@@ -6,7 +6,9 @@ It reads the same `--settings` file Claude Code would get and fires the same hoo
 each matching command runs through `sh -c` with the environment inherited and a Claude-shaped JSON
 payload on stdin; all hooks of one event run in parallel; a PreToolUse hook blocks a tool call by
 exiting 2 (reason on stderr) or answering permissionDecision "deny"; any other failure, a timeout
-included, lets the call proceed (Claude fails open, so the guardian must fail closed itself).
+included, lets the call proceed (Claude fails open, so the guardian must fail closed itself). A
+hookSpecificOutput.additionalContext goes into its "context" as Claude's would: printed as
+`hook context: TEXT` and recorded in the transcript.
 
 Script steps (a JSON list of one-key objects, extra keys are options of that step):
     say: TEXT                     print TEXT (an assistant message)
@@ -149,6 +151,22 @@ def pre_tool_decision(results: list[tuple[int, str, str]]) -> tuple[str, str]:
     return decision, reason
 
 
+def additional_context(results: list[tuple[int, str, str]]) -> list[str]:
+    """hookSpecificOutput.additionalContext of the hooks that exited 0 with JSON."""
+    out = []
+    for code, stdout, _ in results:
+        if code != 0 or not stdout.lstrip().startswith("{"):
+            continue
+        try:
+            answer = json.loads(stdout)
+        except ValueError:
+            continue
+        text = (answer.get("hookSpecificOutput") or {}).get("additionalContext") if isinstance(answer, dict) else None
+        if isinstance(text, str) and text:
+            out.append(text)
+    return out
+
+
 # -- the agent -----------------------------------------------------------------------------------
 
 class SimAgent:
@@ -215,8 +233,12 @@ class SimAgent:
     def tool(self, name: str, tool_input: dict[str, Any]) -> bool:
         """Ask the PreToolUse hooks; True when the call may run."""
         tool_use_id = f"toolu_sim_{uuid.uuid4().hex[:16]}"
-        decision, reason = pre_tool_decision(self.hooks.fire(
-            "PreToolUse", match=name, tool_name=name, tool_input=tool_input, tool_use_id=tool_use_id))
+        results = self.hooks.fire("PreToolUse", match=name, tool_name=name, tool_input=tool_input,
+                                  tool_use_id=tool_use_id)
+        decision, reason = pre_tool_decision(results)
+        for text in additional_context(results):  # Claude adds it to the model's context
+            print(f"hook context: {text}", flush=True)
+            self._record("user", f"PreToolUse:{name} hook additional context: {text}")
         if decision == "ask":
             decision = self.permission_prompt(name, tool_input)
             reason = reason or "the user said no"

@@ -404,20 +404,21 @@ def release_job(home: str | os.PathLike[str], job: str, why: str, paths: Iterabl
     return done
 
 
-def renew_job(home: str | os.PathLike[str], job: str, ttl_s: float | None = None) -> int:
-    """Move the expiry of `job`'s leases on (each by its own ttl; leases taken with a fixed ttl
-    keep theirs). The number renewed."""
+def renew_job(home: str | os.PathLike[str], job: str | Iterable[str], ttl_s: float | None = None) -> int:
+    """Move the expiry of the leases of `job` (one id, or several) on, each by its own ttl
+    (leases taken with a fixed ttl keep theirs). The number renewed."""
+    jobs = {job} if isinstance(job, str) else set(job)
     n = 0
     by_lane: dict[str, list[Lease]] = {}
     for lease in all_leases(home):
-        if lease.get("job") == job and not lease.get("fixed"):
+        if lease.get("job") in jobs and not lease.get("fixed"):
             by_lane.setdefault(str(lease.get("lane") or ""), []).append(lease)
-    for lane, leases in by_lane.items():
+    for lane, found in by_lane.items():
         with flocked(_lane_lock(home, lane)):
             d = Path(leases_dir(home, lane))
-            for lease in leases:
+            for lease in found:
                 current = _read(str(d / f"{lease['id']}.json"))
-                if current is None or current.get("job") != job:
+                if current is None or current.get("job") != lease.get("job"):
                     continue  # released meanwhile: never bring it back
                 ttl = float(ttl_s if ttl_s is not None else current.get("ttl_s") or DEFAULT_TTL_S)
                 current["expires"] = timestamp(time.time() + ttl)

@@ -19,6 +19,7 @@ from typing import Any
 
 from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.coord.runner import release_ended
 from zen.core.events import EventType as E
 from zen.core.model import JobSnapshot, JobStatus
 from zen.errors import ZenError
@@ -50,9 +51,12 @@ def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor:
         spawned = any(e.get("type") == E.AGENT_SPAWNED for e in recent)
         return not spawned or any(e.get("type") == E.AGENT_EXITED for e in recent)
 
-    return ev_store.append_unless(store.dir(job_id), job_id, E.AGENT_EXITED, recorded, actor,
-                                  exit_code=info.exit_code if info else None,
-                                  signal=info.signal if info else None, **extra)
+    ev = ev_store.append_unless(store.dir(job_id), job_id, E.AGENT_EXITED, recorded, actor,
+                                exit_code=info.exit_code if info else None,
+                                signal=info.signal if info else None, **extra)
+    # the agent is gone: the files it leased are free the moment its end is on record (DESIGN 10)
+    release_ended(store.home, job_id, "job exited")
+    return ev
 
 
 def make_branch(home: Home, domain: str | None) -> bool:
@@ -271,6 +275,7 @@ def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
     store.append(job_id, E.JOB_CANCELLED, actor="human", reason=reason or "cancelled by a human")
     if snap.state is JobStatus.queued and not snap.tmux_session:
+        release_ended(home, job_id, "job cancelled")
         return {"job": job_id, "state": "cancelled", "exit_code": None, "harvest": None}
     return stop_job(home, job_id, grace_s=_grace(home), actor="human", reason="cancel")
 

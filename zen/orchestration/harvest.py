@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.adapters import git as g
+from zen.coord.review import Predicted, at_harvest, review_lines
 from zen.core.events import EventType as E
 from zen.errors import GitError, ZenError
 from zen.store.atomic import atomic_write, flocked
@@ -78,6 +79,7 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
     conflicts: list[str] = []
     if base_tip is not None:
         clean, conflicts = g.merge_check(worktree, base_tip, shot.commit)
+    predicted = _predicted(home, job_id, shot.commit, base_tip)
 
     result: dict[str, Any] = {
         "job": job_id,
@@ -95,6 +97,8 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
         "diffstat": stat,
         "clean_merge": clean,
         "conflicts": conflicts,
+        "predicted_conflicts": [p.to_json() for p in predicted],
+        "lane": task.lane or task.repo,
         "worktree": str(worktree),
         "review": str(store.paths(job_id).review),
         # act-and-report: every action beyond the worktree the guardian let through, for review
@@ -104,6 +108,15 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
     }
     atomic_write(store.paths(job_id).review, render_review(result, task.name, task.prompt))
     return result
+
+
+def _predicted(home: Home, job_id: str, commit: str, base_tip: str | None) -> list[Any]:
+    """Conflicts with the lane's other open work (zen.coord.review); never fails a harvest."""
+    try:
+        return at_harvest(home, job_id, commit, base_tip)
+    except Exception:
+        log.exception("could not predict conflicts of %s with other jobs", job_id)
+        return []
 
 
 def _lane_repo_and_base(home: Home, task: Any) -> tuple[Path, str]:
@@ -154,6 +167,8 @@ def render_review(r: dict[str, Any], name: str, prompt: str) -> str:
     else:
         lines.append("- none: the agent changed nothing")
     lines += ["", "## Diffstat", "", "```", r["diffstat"] or "(no changes)", "```", ""]
+    if "predicted_conflicts" in r:
+        lines += review_lines([Predicted(**p) for p in r["predicted_conflicts"]], r.get("lane"))
     if r.get("reported"):
         lines += ["## Actions beyond the worktree (act-and-report)", ""]
         lines += [f"- {a['ts']} `{a['command']}` ({a['rule']})" for a in r["reported"]]

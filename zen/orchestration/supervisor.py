@@ -29,6 +29,8 @@ from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
 from zen.adapters.watch import SpoolWatch
 from zen.agents import get_adapter
+from zen.coord.runner import Coordinator
+from zen.coord.service import lock_task_paths
 from zen.core import schedule as core_schedule
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
@@ -118,6 +120,8 @@ class Supervisor:
         self.stopping = False
         self.watch = SpoolWatch(spool.new_dir(home))
         self.notifier = Notifier(home)  # tells a human when a job waits for them or ends
+        # leases renewed and released, changes and conflicts across live jobs (DESIGN 10)
+        self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked))
         self._last_beat = 0.0
         self._lock_fd: int | None = None
 
@@ -132,6 +136,7 @@ class Supervisor:
             self.watch.start()
             self.notifier.start()
             self.recover()
+            self.coord.start()
             while not self.stopping:
                 self.heartbeat()
                 try:
@@ -146,6 +151,7 @@ class Supervisor:
         finally:
             self.watch.stop()
             self.notifier.stop()
+            self.coord.stop()
             for s, h in old.items():
                 signal.signal(s, h)
             self._control(E.SUPERVISOR_STOPPED, pid=os.getpid(),
@@ -229,6 +235,7 @@ class Supervisor:
                 self._recover_job(job_id, panes)
             except Exception:
                 log.exception("could not recover job %s; leaving it as recorded", job_id)
+        self.coord.reconcile()  # leases of jobs that ended while no supervisor watched
 
     def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
         events = self.store.events(job_id)
@@ -293,6 +300,7 @@ class Supervisor:
     def _start(self, job_id: str, resume: bool = False) -> None:
         try:
             self.cfg = Config.load(self.home)  # lanes may have been added since we started
+            lock_task_paths(self.home, job_id)  # the task's `paths:`, before the agent can write
             if resume:
                 started = spawn.resume(self.home, self.cfg, self.store, self.tmux, job_id)
             else:
@@ -314,6 +322,7 @@ class Supervisor:
         if not self._retry(job_id, reason):
             self.store.append(job_id, E.JOB_FAILED, reason=reason)
         self.store.snapshot(job_id)
+        self.coord.job_ended(job_id, "start failed")
 
     def _retry(self, job_id: str, reason: str) -> bool:
         """Schedule another start with exponential backoff if the task has retries left."""
@@ -431,6 +440,8 @@ class Supervisor:
                 t.cancelled = True
         if new:
             self.store.snapshot(t.job_id)
+            if any(ev.get("type") == E.TURN_WAITING for ev in new):
+                self.coord.poke(t.job_id)  # a turn ended: compare its changes now
 
         if info is not None and info.dead and not info.settled:
             t.dead_since = t.dead_since or now
@@ -438,6 +449,7 @@ class Supervisor:
                 return  # neither tmux nor the wrapper has told the exit status yet
         if info is None or info.dead:
             self.tracked.pop(t.job_id, None)
+            self.coord.scanner.forget(t.job_id)
             self._settle(t, info)
             self.store.snapshot(t.job_id)
             return
@@ -497,6 +509,8 @@ class Supervisor:
             # our own events come back through the tail as actor "supervisor" and are skipped there
             self.store.append(t.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING, **fields)
             self.store.snapshot(t.job_id)
+            if tr.state == WAITING:
+                self.coord.poke(t.job_id)
 
 
 def run_supervisor(home: Home, *, once: bool = False) -> int:
