@@ -78,6 +78,15 @@ class ToolCall(_Frozen):
                    content=str(content) if content is not None else None, raw=dict(tool_input))
 
 
+def subject(call: ToolCall) -> str:
+    """What the call acts on, for approvals and the audit: the command or the file path."""
+    if call.command is not None:
+        return call.command
+    if call.file_path is not None:
+        return call.file_path
+    return ""
+
+
 class Context(_Frozen):
     __slots__ = ("cwd", "domain", "env", "home", "job_id", "level", "realpath", "user_home", "worktree")
 

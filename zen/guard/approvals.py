@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from zen.core.events import timestamp
-from zen.guard.api import ALLOW, DENY, Context, Decision, ToolCall
+from zen.guard.api import ALLOW, DENY, Context, Decision, ToolCall, subject
 from zen.store import layout
 
 STATES = layout.APPROVAL_STATES
@@ -55,6 +55,7 @@ def load(text: str) -> dict[str, Any]:
             out[key.strip()] = json.loads(value)
         return out
     except ValueError:
+        # a hand-edited file only: ruamel is too heavy for the hook's import path
         from ruamel.yaml import YAML
 
         data = YAML(typ="safe", pure=True).load(text)
@@ -98,8 +99,6 @@ def resolve(ctx: Context, call: ToolCall, decision: Decision, *, act: bool) -> D
 
     With `act` (the hook) a grant is consumed and a missing request is written to pending/;
     without it (a check from a shell) the state is only read."""
-    from zen.guard.context import subject
-
     what = subject(call)
     aid = approval_id(ctx.job_id, call.tool, what)
     if not ctx.home:

@@ -25,10 +25,16 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision, ToolCall
+from zen.guard import levels
+from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision, ToolCall, subject
+from zen.guard.audit import record
+from zen.guard.decide import decide
+from zen.guard.options import sq
+from zen.guard.policy import load_policy
 from zen.store.layout import WORKTREES
 from zen.store.readers import HomeError, discover_home
 
@@ -55,15 +61,6 @@ def worktree_for(cwd: str, home: str | None, explicit: str | None = None,
                 if x:
                     return os.path.join(root, x)
     return None
-
-
-def subject(call: ToolCall) -> str:
-    """What the call acts on, for approvals and the audit: the command or the file path."""
-    if call.command is not None:
-        return call.command
-    if call.file_path is not None:
-        return call.file_path
-    return ""
 
 
 class Guard:
@@ -99,15 +96,11 @@ class Guard:
     def policy_for(self, home: str | None) -> tuple[Any, dict[str, Any]]:
         if home in self._policies:
             return self._policies[home]
-        from zen.guard.policy import load_policy
-
         loaded = load_policy(home)
         self._policies[home] = loaded
         return loaded
 
     def level_for(self, home: str | None, cwd: str, autonomy: dict[str, Any]) -> tuple[str, str | None]:
-        from zen.guard import levels
-
         if not self.cache:
             return levels.level_for(home, self.job_id, cwd, autonomy)
         key = (home or "", cwd)
@@ -159,13 +152,12 @@ class Guard:
                 if note:
                     self.notes.append(note)
             if decision.decision == APPROVAL:
+                # lean: only an approval needs this module (and its hashlib)
                 from zen.guard import approvals
 
                 decision = approvals.resolve(ctx, call, decision, act=act)
         if audit:
-            from zen.guard import audit as audit_mod
-
-            audit_mod.record(ctx, call, decision, self.job_id)
+            record(ctx, call, decision, self.job_id)
         return decision
 
     def decide(self, call: ToolCall, ctx: Context, policy: Any,
@@ -176,11 +168,7 @@ class Guard:
         if self.env.get("ZEN_GUARD_SELFTEST_CRASH") == "1":
             raise RuntimeError("self-test crash inside the decision path (ZEN_GUARD_SELFTEST_CRASH=1)")
         if self.env.get("ZEN_GUARD_SELFTEST_HANG") == "1":
-            import time
-
             time.sleep(60)
-        from zen.guard.decide import decide
-
         d = decide(call, ctx, policy, writes)
         if not isinstance(d, Decision) or d.decision not in VALID:
             return Decision(DENY, "guard.error", f"the decision core returned {d!r}, not a decision")
@@ -224,8 +212,6 @@ def calls_for(tool: str, tool_input: Mapping[str, Any], cwd: str) -> list[ToolCa
         patch = patch[-1]                     # ["apply_patch", "<patch>"]
     if not isinstance(patch, str) or "*** Begin Patch" not in patch:
         raise ValueError("an apply_patch call without a patch (*** Begin Patch ...) in tool_input.command")
-    import shlex
-
     calls: list[ToolCall] = []
     current: dict[str, Any] | None = None
 
@@ -251,13 +237,13 @@ def calls_for(tool: str, tool_input: Mapping[str, Any], cwd: str) -> list[ToolCa
         if header == "*** Move to:":
             if current is None:
                 raise ValueError("an apply_patch move with no file before it")
-            calls.append(ToolCall(tool="Bash", command=f"rm -f -- {shlex.quote(current['path'])}"))
+            calls.append(ToolCall(tool="Bash", command=f"rm -f -- {sq(current['path'])}"))
             current["path"] = target
             continue
         flush()
         current = None
         if header == "*** Delete File:":
-            calls.append(ToolCall(tool="Bash", command=f"rm -f -- {shlex.quote(target)}"))
+            calls.append(ToolCall(tool="Bash", command=f"rm -f -- {sq(target)}"))
         else:
             current = {"path": target, "added": []}
     flush()

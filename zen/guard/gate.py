@@ -15,6 +15,7 @@ credential never travels to another host.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 import urllib.error
@@ -27,6 +28,8 @@ from typing import Any
 
 from zen.core.events import Actor, EventType
 from zen.guard.audit import write_home_log
+from zen.guard.levels import level_for
+from zen.guard.policy import load_policy, split_url
 from zen.store.events import append
 from zen.store.readers import job_dir as job_dir_of
 
@@ -92,8 +95,6 @@ def call(home: str | None, name: str, method: str, path: str, data: bytes | None
          env: Mapping[str, str] | None = None, cwd: str | None = None,
          timeout: float = DEFAULT_TIMEOUT_S) -> Response:
     """Make the call, record it, return the response (any status). Raises GateError on refusal."""
-    from zen.guard.policy import load_policy, split_url
-
     env = os.environ if env is None else env
     method = method.upper()
     policy, autonomy = load_policy(home)
@@ -109,8 +110,6 @@ def call(home: str | None, name: str, method: str, path: str, data: bytes | None
     _check_path(path)
     job_id = env.get("ZEN_JOB_ID") or None
     if home and method not in READ_METHODS:
-        from zen.guard.levels import level_for
-
         level, _ = level_for(home, job_id, cwd or os.getcwd(), autonomy)
         if level == "observe":
             raise GateError(f"{method} through a gate changes things, and this domain is at observe "
@@ -161,8 +160,6 @@ def call(home: str | None, name: str, method: str, path: str, data: bytes | None
 
 
 def _is_json(data: bytes) -> bool:
-    import json
-
     try:
         json.loads(data)
     except ValueError:

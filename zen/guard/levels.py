@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from zen.guard.policy import load_policy
 from zen.store import layout
 from zen.store.readers import job_domain, read_lanes
 
@@ -43,8 +44,6 @@ def level_for(home: str | None, job_id: str | None = None, cwd: str | None = Non
     if kill_switch_on(home):
         return "observe", domain
     if autonomy is None:
-        from zen.guard.policy import load_policy
-
         autonomy = load_policy(home)[1]
     return level_of(autonomy, domain), domain
 

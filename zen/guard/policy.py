@@ -156,6 +156,7 @@ def _read_yaml(home: str, path: str) -> Any:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{_rel(home, path)}: cannot be read ({exc})") from None
+    # only when a source changed (the hook reads the compiled JSON): ruamel stays off its path
     from ruamel.yaml import YAML
 
     try:

@@ -86,8 +86,6 @@ class _PyEval:
         self.consts = consts
 
     def value(self, node: Any) -> Any:
-        import ast
-
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,10 @@ def fsync_dir(path: Path) -> None:
 
 def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-") -> Path:
     """Write `data` to a new fsynced temp file in `directory` and return its path."""
+    # lean hook path: tempfile imports shutil, random, bz2 and lzma (~4 ms of every guard hook
+    # call, which appends through this module but never publishes a file)
+    import tempfile
+
     fd, name = tempfile.mkstemp(dir=directory, prefix=prefix)
     try:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would make every published file private
