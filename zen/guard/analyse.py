@@ -31,6 +31,8 @@ from zen.guard import defaults, sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.options import flag_present
 from zen.guard.paths import (
+    HOME_PROTECTED,
+    HOME_SECRETS,
     SAFE_DEVICES,
     Resolver,
     Target,
@@ -41,6 +43,7 @@ from zen.guard.paths import (
     zen_protected,
 )
 from zen.guard.policy import Policy, Rule
+from zen.guard.rules.table import HANDLERS, MULTICALL, script_identity
 from zen.guard.shell import Walker
 from zen.guard.urls import URL_IN_TEXT, host_of, looks_host, url_host
 from zen.guard.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
@@ -206,8 +209,29 @@ class Analyser:
         args = words[1:]
         if not name or (name.startswith("-") and name != "-"):
             self.deny("shell.unresolved-command", f"cannot tell which program `{prog}` runs")
+        if "/" in prog:
+            name = self.program_name(prog, name, st)
         self.policy_rules(name, args, st, cmd)
         self.handler(name)(self, name, args, st, cmd, depth)
+
+    def program_name(self, prog: str, name: str, st: State) -> str:
+        """The name a program path is judged by: through links (made earlier in the script or on
+        disk) the program they reach, when the handler table knows it (`ln -s /bin/rm x; ./x`);
+        a script whose first bytes say what it is (a copy of zen's console script is zen)."""
+        t = self.resolver.target(prog, st.cwd, st.links, follow_last=True)
+        if t is None:
+            return name
+        real = t.path.rsplit("/", 1)[-1]
+        if real != name and real not in MULTICALL and (real in HANDLERS or real == "zen"):
+            return real
+        if self.ctx.read is not None and name not in HANDLERS:
+            try:
+                head = self.ctx.read(t.path)
+            except OSError:
+                head = None
+            if head:
+                return script_identity(head) or name
+        return name
 
     # -- policy rules -------------------------------------------------------------------------------
     def policy_rules(self, name: str, args: list[Word], st: State, cmd: Cmd | None) -> None:
@@ -306,6 +330,8 @@ class Analyser:
         for t in ts:
             if t is not None and t.path.startswith(("/dev/tcp/", "/dev/udp/")):
                 self.deny("net.raw-socket", f"opens a network socket ({t.path})")
+            if t is not None and self.home:
+                self._home_secret(t, recursive or t.children)
             hit = credential_hit(t.path if t is not None else None, w.text, self.user_home,
                                  self.policy.credential_paths[len(defaults.CREDENTIAL_PATHS):],
                                  recursive or bool(t and t.children))
@@ -314,6 +340,13 @@ class Analyser:
         if hit is not None:
             self.deny("creds.read", f"reads a credential store ({hit}); credentials never pass "
                       "through an agent")
+
+    def _home_secret(self, t: Target, recursive: bool) -> None:
+        for name in HOME_SECRETS:
+            secret = f"{(self.home or '').rstrip('/')}/{name}"
+            if under(t.path, secret) or (recursive and under(secret, t.path)):
+                self.deny("creds.read", f"reads zen's {name} (a human's key to every zen command); "
+                          "an agent never holds it")
 
     def check(self, t: Target, op: str, what: str, w: Word | None = None) -> None:
         """Deletes/writes: the guardian's own files, the worktree root, .git, .zen, outside."""
@@ -360,9 +393,7 @@ class Analyser:
     def _contains_protected(self, path: str) -> bool:
         cands: list[str] = []
         if self.home:
-            cands.extend(self.home.rstrip("/") + "/" + p for p in ("policy", "control", "approvals",
-                                                                  "evidence", "incidents", "zen.yaml",
-                                                                  "jobs", "logs"))
+            cands.extend(self.home.rstrip("/") + "/" + p for p in HOME_PROTECTED)
         if self.user_home:
             cands.extend([self.user_home + "/.claude", self.user_home + "/.claude.json"])
         for root in self.roots:
@@ -404,6 +435,13 @@ class Analyser:
             self.deny("net.unresolved-host", f"{where}: {fn}() reaches a host the guardian cannot "
                       "resolve")
         self.need("network_requests", "approval.network", f"{where}: {fn}()")
+
+    def py_import(self, module: str, where: str) -> None:
+        if module == "zen" or module.startswith("zen."):
+            if self.ctx.agent:
+                self.deny("self.zen-command", f"{where}: imports zen's own code ({module}), and an agent is "
+                          "never a human: use the zen CLI's read-only commands")
+            self.ro(f"{where}: zen's own code")
 
     def py_path(self, value: Any, kind: str, where: str) -> None:
         if kind == "read":

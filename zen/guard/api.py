@@ -19,6 +19,7 @@ from typing import Any
 
 ALLOW, DENY, APPROVAL = "allow", "deny", "approval"
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+READ_LIMIT = 65536     # bytes of a script the guardian reads to judge what running it does
 
 
 class _Frozen:
@@ -88,16 +89,22 @@ def subject(call: ToolCall) -> str:
 
 
 class Context(_Frozen):
-    __slots__ = ("cwd", "domain", "env", "home", "job_id", "level", "realpath", "user_home", "worktree")
+    __slots__ = ("agent", "cwd", "domain", "env", "home", "job_id", "level", "read", "realpath", "user_home",
+                 "worktree")
 
     def __init__(self, cwd: str, worktree: str | None, home: str | None, user_home: str | None,
                  level: str = "suggest", domain: str | None = None, job_id: str | None = None,
-                 env: Mapping[str, str] | None = None, realpath: Callable[[str], str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, realpath: Callable[[str], str] | None = None,
+                 agent: bool | None = None, read: Callable[[str], bytes | None] | None = None) -> None:
         # worktree: the job's worktree root if known; home: the zen home if known; user_home: $HOME;
         # level: the effective level (observe | suggest | act-and-report | autonomous), kill switch
-        # already applied; realpath: resolves symlinks that exist (None = lexical only)
+        # already applied; realpath: resolves symlinks that exist (None = lexical only);
+        # agent: the call comes from an agent, never a human (a hook call, or any check with a
+        # job context: the default when job_id is set); read: the first bytes of an existing
+        # regular file (None when there is none), READ_LIMIT of them at most (None = unknown)
         self._set(cwd=cwd, worktree=worktree, home=home, user_home=user_home, level=level, domain=domain,
-                  job_id=job_id, env=env if env is not None else {}, realpath=realpath)
+                  job_id=job_id, env=env if env is not None else {}, realpath=realpath,
+                  agent=bool(job_id) if agent is None else agent, read=read)
 
     cwd: str
     worktree: str | None
@@ -108,6 +115,8 @@ class Context(_Frozen):
     job_id: str | None
     env: Mapping[str, str]
     realpath: Callable[[str], str] | None
+    agent: bool
+    read: Callable[[str], bytes | None] | None
 
 
 class Decision(_Frozen):

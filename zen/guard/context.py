@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from zen.guard import levels
-from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision, ToolCall, subject
+from zen.guard.api import ALLOW, APPROVAL, DENY, READ_LIMIT, Context, Decision, ToolCall, subject
 from zen.guard.audit import record
 from zen.guard.decide import decide
 from zen.guard.options import sq
@@ -42,6 +43,22 @@ VALID = (ALLOW, DENY, APPROVAL)
 # (context, call, [(op, Target)], act) -> (a decision replacing an allow or approval, or None; a note or None)
 WritesCheck = Callable[[Context, ToolCall, Sequence[tuple[str, Any]], bool], tuple[Decision | None, str | None]]
 __all__ = ["Guard", "HomeError", "calls_for", "calls_from_record", "discover_home", "subject", "worktree_for"]
+
+
+def read_head(path: str) -> bytes | None:
+    """The first READ_LIMIT + 1 bytes of the regular file at `path` (more than READ_LIMIT: the file
+    is longer), None when no regular file is there; other errors (permission) raise OSError."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        return os.read(fd, READ_LIMIT + 1)
+    finally:
+        os.close(fd)
 
 
 def worktree_for(cwd: str, home: str | None, explicit: str | None = None,
@@ -65,10 +82,12 @@ def worktree_for(cwd: str, home: str | None, explicit: str | None = None,
 
 class Guard:
     """Decisions for one process. `cache` (batch) keeps homes and levels per cwd between calls;
-    the kill switch is still checked on every call."""
+    the kill switch is still checked on every call. `agent`: the calls come from an agent (the
+    hook); a call with a job context ($ZEN_JOB_ID) is an agent's too. An agent is never a human."""
 
     def __init__(self, home: str | None = None, env: Mapping[str, str] | None = None,
-                 job_id: str | None = None, cache: bool = False, writes_check: WritesCheck | None = None) -> None:
+                 job_id: str | None = None, cache: bool = False, agent: bool = False,
+                 writes_check: WritesCheck | None = None) -> None:
         self.explicit_home = home
         self.writes_check = writes_check
         self.notes: list[str] = []
@@ -82,6 +101,8 @@ class Guard:
         self._places: dict[tuple[str, str | None], tuple[str | None, str | None]] = {}
         # a batch judges many lines against one snapshot of the filesystem: resolve each path once
         self._realpath = functools.lru_cache(maxsize=65536)(os.path.realpath) if cache else os.path.realpath
+        self._read = functools.lru_cache(maxsize=1024)(read_head) if cache else read_head
+        self.agent = agent or bool(self.job_id)
 
     # -- pieces --------------------------------------------------------------------------------
 
@@ -129,7 +150,8 @@ class Guard:
         level, domain = self.level_for(home, cwd, autonomy)
         ctx = Context(cwd=cwd, worktree=wt, home=home,
                       user_home=self.env.get("HOME") or None, level=level, domain=domain,
-                      job_id=self.job_id, env=self.env, realpath=self._realpath)
+                      job_id=self.job_id, env=self.env, realpath=self._realpath, agent=self.agent,
+                      read=self._read)
         return ctx, policy
 
     # -- the decision --------------------------------------------------------------------------

@@ -132,7 +132,8 @@ def decide_hook(argv: list[str], writes_check: Callable[[], Any] | None = None
         raise ValueError("the Bash call has no command (a string)")
     # which tools exist is the core's call (same answer as zen guard check): an unknown one is denied
     calls = calls_for(tool, tool_input, cwd)
-    guard = Guard(home=opts.get("home"), writes_check=writes_check() if writes_check is not None else None)
+    guard = Guard(home=opts.get("home"), agent=True,
+                  writes_check=writes_check() if writes_check is not None else None)
     decision = guard.check_all(calls, cwd, opts.get("worktree"), act=True, audit=True)
     return decision.allowed, decision.reason, opts["agent"], guard.notes
 

@@ -21,7 +21,9 @@ _GLOB = re.compile(r"[*?\[]")
 
 # Files in the zen home the guardian depends on: never written, deleted, moved or chmod-ed.
 HOME_PROTECTED = (layout.POLICY, layout.CONTROL, layout.APPROVALS, layout.EVIDENCE, layout.INCIDENTS,
-                  layout.CONFIG, f"{layout.LOGS}/{layout.GUARD_CACHE}")
+                  layout.CONFIG, layout.LOGS, layout.SPOOL, layout.JOBS, layout.COORD)
+# read by no agent either: zen serve's bearer token is a human's key to every zen command
+HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}",)
 _SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
 _JOB_SETTINGS_RE = re.compile(r"^jobs/[^/]+/claude-settings\.json$")
 SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
@@ -149,7 +151,7 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
         for name in HOME_PROTECTED:
             p = h + "/" + name
             if under(path, p) or (subtree and under(p, path)):
-                return f"the guardian's own files ({name})"
+                return f"zen's own files ({name})"
         if under(path, h + "/" + layout.JOBS):
             rel = path[len(h) + 1:]
             if _JOB_SETTINGS_RE.match(rel) or (subtree and (rel == "jobs" or rel.count("/") <= 1)):

@@ -167,8 +167,10 @@ def scan_python(an: Any, code: str, where: str) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
+                an.py_import(a.name, where)
                 aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom) and node.module:
+            an.py_import(node.module, where)
             for a in node.names:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
     ev = _PyEval(an, aliases, consts)
@@ -213,7 +215,7 @@ def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
         if fn in ("exec", "eval", "compile", "builtins.exec", "builtins.eval") and isinstance(value, str):
             scan_python(an, value, where)
         elif fn in _IMPORT_CALLS and isinstance(value, str):
-            pass
+            an.py_import(value, where)
         else:
             an.deny("opaque.exec", f"{where}: {fn}() runs code the guardian cannot see")
         return True

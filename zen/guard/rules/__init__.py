@@ -10,6 +10,7 @@ Families (each a module of plain functions taking the Analyser first, as git.py 
     find        find (-delete, -exec), xargs, parallel
     wrappers    shells (-c, scripts, stdin), env, nice/timeout/nohup/..., flock, watch, script,
                 eval, source, trap, alias, coproc
+    mux         tmux, screen (what they start, what they type into a terminal)
     interp      python, node/deno, ruby, php, perl, other interpreters
     containers  docker/podman, kubectl
     net         curl/wget/httpie, nc/socat/openssl, ssh, gh, destructive cloud CLIs
@@ -18,6 +19,7 @@ Families (each a module of plain functions taking the Analyser first, as git.py 
     system      privilege, power, disks, kill/cron/at, umask, shell builtins
     build       make, package runners (npx, uv run, ...), npm
     git         git (subcommands, pushes, config that smuggles commands)
+    zen         zen itself: its state-changing commands are never an agent's
     generic     any other program
 
 The analyser core (zen/guard/analyse.py) gives the handlers their verbs: `an.deny`, `an.need`

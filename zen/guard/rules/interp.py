@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zen.guard import codescan, pyscan
-from zen.guard.rules import db
+from zen.guard.rules import db, zen
 from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -49,6 +49,10 @@ def python(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
             return
         # a script file
         base = t.rsplit("/", 1)[-1]
+        if base == "zen":
+            zen.zen(an, "zen", args[i + 1:], st, cmd, depth)
+        elif zen.is_zen_script(t):
+            zen.code(an, f"`{name} {t}`")
         if base in ("manage.py", "django-admin.py"):
             an.policy_rules(base, args[i + 1:], st, cmd)
             db.db_command(an, base, args[i + 1:])
@@ -62,6 +66,9 @@ def python(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
 
 
 def python_module(an: Analyser, mod: str, rest: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if zen.is_zen_module(mod):
+        zen.module(an, mod, rest, st, cmd, depth)
+        return
     if mod in ("json.tool", "tokenize", "pydoc", "this", "timeit", "calendar", "platform",
                "sysconfig", "site", "tabnanny", "py_compile", "compileall", "dis", "pickletools"):
         return

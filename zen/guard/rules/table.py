@@ -108,6 +108,9 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("wrappers.trap", ("trap",)),
     ("wrappers.alias", ("alias",)),
     ("wrappers.coproc", ("coproc",)),
+    # terminal multiplexers: what they start or type is judged as commands
+    ("mux.tmux", ("tmux", "byobu", "byobu-tmux")),
+    ("mux.screen", ("screen", "byobu-screen")),
     # interpreters
     ("interp.python", ("python",)),
     ("interp.node", ("deno", "node", "nodejs", "ts-node", "tsx")),
@@ -171,11 +174,31 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("build.npm", ("npm",)),
     # git
     ("git.git", ("git",)),
+    # zen itself (an agent is never a human)
+    ("zen.zen", ("zen",)),
     # everything else: run, with path arguments checked (named here when a handler once existed)
     ("generic.generic", ("base64", "rclone")),
 )
 
 HANDLERS: dict[str, str] = {name: ref for ref, names in _GROUPS for name in names}
+
+
+# programs that act by the name they were run as: a link to them keeps its own name
+MULTICALL = frozenset({"busybox", "toybox", "coreutils"})
+# the first bytes of a script that say which program it is: zen's console script (or a copy of
+# it under another name) starts zen's CLI
+_SCRIPT_MARKERS = ((b"from zen.__main__ import", "zen"), (b"from zen.cli", "zen"),
+                   (b"import zen.__main__", "zen"), (b"run_module('zen'", "zen"), (b'run_module("zen"', "zen"))
+
+
+def script_identity(head: bytes) -> str | None:
+    """The program a script file is, by its first bytes (a shebang, then a known marker)."""
+    if not head.startswith(b"#!"):
+        return None
+    for marker, program in _SCRIPT_MARKERS:
+        if marker in head:
+            return program
+    return None
 
 
 def fallback(name: str) -> str:

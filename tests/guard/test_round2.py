@@ -1,0 +1,154 @@
+"""The second-round corpus (tests/guard/round2.py), run in-process through decide(), plus the
+cases that need the real hook, real files or a human's context."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.guard import round2
+from tests.guard.test_corpus import ENV, WT, _check, _home
+from tests.guard.util import bash, hook, job_env, make_job
+from zen.guard.api import Context, ToolCall
+from zen.guard.context import read_head
+from zen.guard.decide import decide
+from zen.guard.policy import load_policy
+
+CASES = [(cls, *case) for cls, cases in round2.CLASSES.items() for case in cases]
+
+
+@pytest.fixture(scope="module")
+def policy(tmp_path_factory: pytest.TempPathFactory):
+    pol, _ = load_policy(_home(tmp_path_factory.mktemp("home")))
+    assert pol.invalid is None, pol.invalid
+    return pol
+
+
+def agent_ctx(level: str = "act-and-report", **kw) -> Context:
+    return Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level=level, domain="code",
+                   job_id="J", env=ENV, **kw)
+
+
+def human_ctx() -> Context:
+    return Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level="act-and-report",
+                   domain="code", env=ENV)
+
+
+def test_every_class_has_a_family_of_cases() -> None:
+    for cls, cases in round2.CLASSES.items():
+        denied = [c for c in cases if c[1] == round2.D]
+        allowed = [c for c in cases if c[1] == round2.A]
+        assert len(denied) >= 5 and len(allowed) >= 3, (cls, len(denied), len(allowed))
+
+
+@pytest.mark.parametrize("cls,command,expected,rule,why", CASES, ids=[f"{c[0]}: {c[1][:60]}" for c in CASES])
+def test_round2(policy, cls: str, command: str, expected: str, rule: str | None, why: str) -> None:
+    _check(decide(ToolCall("Bash", command=command), agent_ctx(), policy), expected, rule, command, why)
+
+
+@pytest.mark.parametrize("command,expected,rule,why", round2.HUMAN_ZEN, ids=[c[0][:60] for c in round2.HUMAN_ZEN])
+def test_a_human_may_run_zen(policy, command: str, expected: str, rule: str | None, why: str) -> None:
+    _check(decide(ToolCall("Bash", command=command), human_ctx(), policy), expected, rule, command, why)
+
+
+@pytest.mark.parametrize("tool,path", [("Write", "/z/home/spool/new/t.yaml"), ("Edit", "/z/home/jobs/J/state.json"),
+                                       ("Write", "/z/home/control/api-token"),
+                                       ("Write", "/z/home/logs/guard-audit.jsonl")])
+def test_file_tools_cannot_write_zen_files(policy, tool: str, path: str) -> None:
+    d = decide(ToolCall.from_hook(tool, {"file_path": path, "content": "x", "new_string": "x"}), agent_ctx(), policy)
+    assert d.decision == "deny" and d.rule == "self.protect", d.as_dict()
+
+
+def test_reading_the_api_token_with_the_read_tool_is_denied(policy) -> None:
+    d = decide(ToolCall.from_hook("Read", {"file_path": "/z/home/control/api-token"}), agent_ctx(), policy)
+    assert d.decision == "deny" and d.rule == "creds.read", d.as_dict()
+
+
+def test_tmux_inside_a_job_reaches_zens_server_through_tmux_env(policy) -> None:
+    env = {**ENV, "TMUX": "/tmp/tmux-1000/zen-0123456789,4242,3"}
+    ctx = Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level="act-and-report", job_id="J", env=env)
+    d = decide(ToolCall("Bash", command="tmux list-panes -a"), ctx, policy)
+    assert d.decision == "deny" and d.rule == "self.zen-tmux" and "zen-0123456789" in d.reason, d.as_dict()
+    assert decide(ToolCall("Bash", command="tmux -L mine list-panes -a"), ctx, policy).allowed
+
+
+# -- real files: a link or a copy of zen under another name -------------------------------------
+
+@pytest.fixture
+def disk(tmp_path: Path) -> tuple[Context, Path]:
+    wt = tmp_path / "home" / "worktrees" / "J"
+    wt.mkdir(parents=True)
+    bindir = tmp_path / "venv" / "bin"
+    bindir.mkdir(parents=True)
+    script = bindir / "zen"
+    script.write_text("#!/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+                      "from zen.__main__ import main\nif __name__ == '__main__':\n    sys.exit(main())\n")
+    script.chmod(0o755)
+    os.symlink(script, wt / "helper")
+    (wt / "tool").write_bytes(script.read_bytes())            # a copy under a harmless name
+    (wt / "run.sh").write_text("#!/bin/sh\necho hello\n")
+    c = Context(cwd=str(wt), worktree=str(wt), home=str(tmp_path / "home"), user_home=str(tmp_path / "u"),
+                job_id="J", env={"HOME": str(tmp_path / "u")}, realpath=os.path.realpath, read=read_head)
+    return c, wt
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("./helper approve x", "deny"),            # a link on disk to zen's console script
+    ("./tool kill-switch --release", "deny"),  # a copy of it
+    ("./helper status", "allow"),
+    ("./tool show J", "allow"),
+    ("./run.sh", "allow"),
+])
+def test_zen_under_another_name(policy, disk: tuple[Context, Path], command: str, expected: str) -> None:
+    ctx, _ = disk
+    d = decide(ToolCall("Bash", command=command), ctx, policy)
+    assert d.decision == expected, (command, d.as_dict())
+    if expected == "deny":
+        assert d.rule == "self.zen-command"
+
+
+def test_read_head_reads_only_regular_files(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x" * 70000)
+    assert read_head(str(f)) is not None and len(read_head(str(f)) or b"") == 65537
+    assert read_head(str(tmp_path)) is None
+    assert read_head(str(tmp_path / "missing")) is None
+    os.mkfifo(tmp_path / "fifo")
+    assert read_head(str(tmp_path / "fifo")) is None           # never blocks on a pipe
+
+
+# -- the real hook and the real CLI -----------------------------------------------------------
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    import subprocess
+
+    from tests.helpers import ZEN
+
+    h = tmp_path / "zh"
+    subprocess.run([*ZEN, "init", str(h)], check=True, capture_output=True)
+    return h
+
+
+def test_the_hook_denies_zen_to_an_agent_and_guard_check_allows_it_to_a_human(home: Path) -> None:
+    import subprocess
+
+    from tests.helpers import ZEN
+
+    wt = make_job(home, "J1")
+    r = hook(bash("zen approve 3fa9c0d1e2f3", wt), env=job_env(home, "J1"))
+    assert r.returncode == 2 and "zen approve" in r.stderr, (r.returncode, r.stderr)
+    r = hook(bash("zen status", wt), env=job_env(home, "J1"))
+    assert r.returncode == 0, r.stderr
+    # the hook is always an agent, even with no job in its environment
+    r = hook(bash("zen kill-switch --release", wt), env={"ZEN_HOME": str(home)})
+    assert r.returncode == 2, r.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZEN_")}
+    human = subprocess.run([*ZEN, "guard", "check", "--", "zen approve 3fa9c0d1e2f3"], cwd=home,
+                           env={**env, "ZEN_HOME": str(home)}, capture_output=True, text=True)
+    assert human.returncode == 0, human.stdout + human.stderr
+    agent = subprocess.run([*ZEN, "guard", "check", "--", "zen approve 3fa9c0d1e2f3"], cwd=home,
+                           env={**env, "ZEN_HOME": str(home), "ZEN_JOB_ID": "J1"}, capture_output=True, text=True)
+    assert agent.returncode == 4, agent.stdout + agent.stderr
