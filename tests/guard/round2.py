@@ -148,6 +148,61 @@ ZEN: list[Case] = [
     ("pip install zenpy", A, None, "another package"),
 ]
 
+# 0. The working directory after cd, in every list form ------------------------------------------
+CWD: list[Case] = [
+    ("cd / && echo x > etc/passwd", D, "fs.outside-worktree", "a redirect after && runs in the new dir"),
+    ("cd / || echo x > etc/passwd", D, "fs.outside-worktree", "after ||: either directory"),
+    ("cd /; echo x > etc/passwd", D, "fs.outside-worktree", "after ;"),
+    ("cd / && echo x > etc/passwd; ls", D, "fs.outside-worktree", "more after the list"),
+    ("cd /tmp && echo > x", D, "fs.outside-worktree", "a relative redirect"),
+    ("cd /etc && cat shadow", D, "creds.read", "a relative read"),
+    ("cd / && echo x | tee etc/passwd > /dev/null", D, "fs.outside-worktree", "a pipeline after &&"),
+    ("cd / && cat <<X > etc/passwd\nhi\nX", D, "fs.outside-worktree", "a heredoc command's redirect"),
+    ("cd / && cat <<X | tee etc/passwd\nhi\nX", D, "fs.outside-worktree", "a heredoc piped on"),
+    ("cd / && bash <<X\nrm -rf tmp/y\nX", D, "fs.outside-worktree", "a heredoc script"),
+    ("(cd /; echo x > etc/passwd)", D, "fs.outside-worktree", "inside a subshell"),
+    ("{ cd /; echo x > etc/passwd; }", D, "fs.outside-worktree", "inside braces"),
+    ("cd / && { echo x; } > etc/passwd", D, "fs.outside-worktree", "a redirect on braces"),
+    ("cd / && (echo x) > etc/x", D, "fs.outside-worktree", "a redirect on a subshell"),
+    ("{ cd /; } && rm -rf etc", D, "fs.outside-worktree", "cd inside braces sticks"),
+    ("pushd / && rm -rf tmp/x", D, "fs.outside-worktree", "pushd"),
+    ("pushd /tmp; rm -rf x; popd", D, "fs.outside-worktree", "pushd ;"),
+    ("pushd /tmp && pushd /z/home/worktrees/J && pushd +1 && rm -rf x", D, "fs.unresolved-target",
+     "pushd +N rotates the stack"),
+    ("popd && rm -rf x", D, "fs.unresolved-target", "popd: unknown"),
+    ("builtin cd / && rm -rf etc", D, "fs.outside-worktree", "builtin cd"),
+    ("command cd / && rm -rf etc", D, "fs.outside-worktree", "command cd"),
+    ("command -p cd / && rm -rf etc", D, "fs.outside-worktree", "command -p cd"),
+    ("eval cd / && rm -rf etc", D, "fs.unresolved-target", "eval may cd"),
+    ("eval 'cd /' && rm -rf etc", D, "fs.unresolved-target", "eval of a literal cd"),
+    ("cd /tmp && for f in a b; do rm -rf $f; done", D, "fs.outside-worktree", "a loop after cd"),
+    ("cd /tmp && if true; then rm -rf x; fi", D, "fs.outside-worktree", "an if after cd"),
+    ("cd /tmp && [ -d x ] && rm -rf x", D, "fs.outside-worktree", "a test in between"),
+    ("cd ~ && rm -rf .ssh", D, "fs.outside-worktree", "cd ~"),
+    ("cd && rm -rf x", D, "fs.outside-worktree", "cd alone goes home"),
+    ("cd .. && cd .. && rm -rf policy", D, "self.protect", "twice up to the home"),
+    ("CDPATH=/ cd etc && echo x > passwd", D, "fs.outside-worktree", "CDPATH as a prefix"),
+    ("CDPATH=/:. ; cd etc && echo x > passwd", D, "fs.outside-worktree", "CDPATH set before"),
+    ("export CDPATH=/; cd etc; echo x > passwd", D, "fs.outside-worktree", "CDPATH exported"),
+    ("CDPATH=:/tmp cd src && rm -f x.py", D, "fs.outside-worktree", "CDPATH with an empty entry"),
+    ("CDPATH=$X cd src && rm -f x.py", D, "fs.unresolved-target", "CDPATH only known at run time"),
+    ("cd $DIR && rm -rf build", D, "fs.unresolved-target", "cd to a directory only known at run time"),
+    # near misses
+    ("cd src && rm -rf build", A, None, "inside"),
+    ("cd src && echo x > out.txt", A, None, "a redirect inside"),
+    ("cd src && cat <<X > out.txt\nhi\nX", A, None, "a heredoc inside"),
+    ("(cd src && make)", A, None, "a subshell inside"),
+    ("cd /tmp & rm -rf x", A, None, "cd in the background does not move this shell"),
+    ("cd /etc | rm -rf x", A, None, "cd in a pipeline stage does not either"),
+    ("cd /etc && cd - && rm -rf x", A, None, "cd - comes back"),
+    ("CDPATH=/etc cd ./src && rm -f x.py", A, None, "./ skips CDPATH"),
+    ("CDPATH= cd src && rm -f x.py", A, None, "an empty CDPATH"),
+    ("command -v cd && rm -rf build", A, None, "command -v only asks"),
+    ("eval 'ls -la' && rm -rf build", A, None, "eval that does not cd"),
+    ("cd /z/home/worktrees/J/src && rm -f x.py", A, None, "absolute, inside"),
+    ("true && ls | wc -l > count.txt", A, None, "a redirect after a list, inside"),
+]
+
 # A human's check (no job context) may run every zen command.
 HUMAN_ZEN: list[Case] = [
     ("zen approve 3fa9c0d1e2f3", A, None, "a person approves"),
@@ -158,5 +213,6 @@ HUMAN_ZEN: list[Case] = [
 ]
 
 CLASSES: dict[str, list[Case]] = {
+    "0-cwd": CWD,
     "1-zen": ZEN,
 }

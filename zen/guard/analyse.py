@@ -113,6 +113,7 @@ class Analyser:
         self.cmd: Cmd | None = None
         self.depth = 0
         self.env = dict(ctx.env) if ctx.env else {}
+        self.aliases: set[str] = set()      # aliases the script defines (run by a later line)
 
     # -- outcomes ---------------------------------------------------------------------------------
     def deny(self, rule: str, reason: str) -> NoReturn:
@@ -211,6 +212,9 @@ class Analyser:
             self.deny("shell.unresolved-command", f"cannot tell which program `{prog}` runs")
         if "/" in prog:
             name = self.program_name(prog, name, st)
+        elif name in self.aliases and head.raw == prog:
+            self.deny("shell.alias", f"`{name}` is an alias the same command defines: what it runs is "
+                      "not what it says")
         self.policy_rules(name, args, st, cmd)
         self.handler(name)(self, name, args, st, cmd, depth)
 

@@ -12,6 +12,7 @@ Lean on purpose: runs inside the PreToolUse hook (stdlib only).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from zen.guard.words import (
     MARK,
     MARK_ALL,
     MARK_NOGLOB,
+    MAX_CWDS,
     UNK,
     UNMARK,
     UNMARK_T,
@@ -32,6 +34,9 @@ from zen.guard.words import (
     join,
     lit,
 )
+
+_STACK_INDEX = re.compile(r"^[+-][0-9]+$").match
+_CHANGES_DIR = re.compile(r"(^|[^\w.-])(cd|pushd|popd)($|[^\w.-])").search
 
 
 class _Buf:
@@ -224,15 +229,25 @@ class Expander:
         if not words:
             new = st.set_vars((n, w.text if w.known else None) for n, w in cmd.assigns)
             return new, new
+        while len(words) > 1 and words[0].text in ("builtin", "command") and not (
+                words[0].text == "command" and any(w.text in ("-v", "-V") for w in words[1:2])):
+            words = [w for w in words[1:] if not (w.text == "-p" and w is words[1])] or words[1:]
         name = words[0].text
         args = words[1:]
+        if name == "pushd" and any(not a.known or _STACK_INDEX(a.text) for a in args):
+            new = st.copy(cwds=(None,))    # pushd +N / -N rotates the directory stack
+            return new, join(st, new)
         if name in ("cd", "pushd"):
-            return self._cd(args, st)
+            return self._cd(args, st, dict(cmd.assigns))
         if name == "popd":
             new = st.copy(cwds=(None,))
             return new, join(st, new)
         if name in st.funcs:
             new = State((None,), {}, dict(st.links), st.funcs, None, True)
+            return new, new
+        if name == "eval" and (any(not a.known for a in args) or
+                               _CHANGES_DIR(" ".join(a.text for a in args))):
+            new = st.copy(cwds=(None,), vars={}, opaque=True)   # eval'd text may cd anywhere
             return new, new
         if name in ("source", ".", "eval"):
             new = st.copy(vars={}, opaque=True)
@@ -251,7 +266,7 @@ class Expander:
             return self._ln(args, st)
         return st, st
 
-    def _cd(self, args: list[Word], st: State) -> tuple[State, State]:
+    def _cd(self, args: list[Word], st: State, assigns: dict[str, Word]) -> tuple[State, State]:
         targets = [a for a in args if not (a.known and a.text.startswith("-") and a.text != "-")]
         if not targets:
             home = self.lookup("HOME", st)
@@ -265,10 +280,42 @@ class Expander:
             elif t.text.startswith("/"):
                 new_cwds = (posixpath.normpath(t.text),)
             else:
-                new_cwds = tuple(None if c is None else posixpath.normpath(posixpath.join(c, t.text))
-                                 for c in st.cwds)
+                new_cwds = self._cd_relative(t.text, st, assigns)
         new = st.copy(cwds=new_cwds, oldpwd=st.cwd)
         return new, join(st, new)   # cd may fail and leave the cwd where it was
+
+    def _cd_relative(self, target: str, st: State, assigns: dict[str, Word]) -> tuple[str | None, ...]:
+        """Where `cd target` may land: each directory of $CDPATH that may hold it (bash tries them
+        in order, then the current directory), unless the target starts with . or .."""
+        bases: list[str | None] = list(st.cwds)
+        first = target.split("/", 1)[0]
+        if first not in (".", ".."):
+            known, cdpath = self._cdpath(st, assigns)
+            if not known:
+                return (None,)
+            for entry in (cdpath or "").split(":") if cdpath else ():
+                if entry.startswith("/"):
+                    bases.insert(0, entry)
+                else:
+                    bases[:0] = [None if c is None else posixpath.join(c, entry or ".") for c in st.cwds]
+        out: list[str | None] = []
+        for base in bases:
+            cwd = None if base is None else posixpath.normpath(posixpath.join(base, target))
+            if cwd not in out:
+                out.append(cwd)
+        return (None,) if None in out or len(out) > MAX_CWDS else tuple(out)
+
+    def _cdpath(self, st: State, assigns: dict[str, Word]) -> tuple[bool, str | None]:
+        """(known, value) of $CDPATH for a cd: its own prefix assignment, the script's, the env."""
+        if "CDPATH" in assigns:
+            w = assigns["CDPATH"]
+            return w.known, w.text if w.known else None
+        if "CDPATH" in st.vars:
+            value = st.vars["CDPATH"]
+            return value is not None, value
+        if st.opaque:
+            return False, None
+        return True, self.env.get("CDPATH")
 
     def _ln(self, args: list[Word], st: State) -> tuple[State, State]:
         symbolic = False

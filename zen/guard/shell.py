@@ -108,6 +108,8 @@ class Walker(Expander):
         self.visited: set[int] = set()
         self._stdin: tuple[str, Cmd | str | None, str | None] | None = None
         self._last: Cmd | None = None
+        self._tails: dict[int, list[Any]] = {}       # node id -> redirects that belong to it
+        self._tail_states: dict[int, State] = {}     # node id -> the state it ran in
 
     # -- entry -------------------------------------------------------------------------------
     def script(self, src: str, st: State) -> State:
@@ -124,6 +126,11 @@ class Walker(Expander):
 
     # -- statements ------------------------------------------------------------------------------
     def run(self, node: Any, st: State) -> tuple[State, State]:
+        if self._tails:
+            moved = self._tails.pop(node.id, None)
+            if moved is not None:        # redirects written after a list's last command: its own
+                self._tail_states[node.id] = st
+                return self._redirected(node, moved, st)
         handler = getattr(self, "_s_" + node.type, None)
         if handler is None:
             return self._s_generic(node, st)
@@ -228,31 +235,28 @@ class Walker(Expander):
             self._apply_redirects(cmd, redirects, st)
             self._emit(cmd)
             return st, st
-        if body.type == "command":
-            ok, any_ = self._command(body, st, redirects)
-        else:
-            cmd = Cmd("redirect", [], st, self.text(node))
-            self._apply_redirects(cmd, redirects, st)
-            self._emit(cmd)
-            saved = self._stdin
-            if cmd.stdin is not None:
-                self._stdin = (cmd.stdin, cmd, cmd.stdin_text)
+        if body.type in ("list", "pipeline"):
+            # tree-sitter hangs the redirects written after a list's (or a pipeline's) last command
+            # on the whole list; bash gives them to that command, which runs where the list has got
+            # to: `cd / && echo x > etc/passwd` writes /etc/passwd
+            tail = self._tail_of(body)
+            self._tails[tail.id] = redirects
             try:
                 ok, any_ = self.run(body, st)
             finally:
-                self._stdin = saved
-            if body.type == "list":
-                # tree-sitter hangs `a && b > f` on the whole list, but bash gives the redirect to
-                # `b`, after `a` ran (`cd /etc && echo x > passwd` writes /etc/passwd): judge it
-                # again from every directory the list may end in
-                late = Cmd("redirect", [], join(st, any_), self.text(node))
-                self._apply_redirects(late, redirects, late.state)
-                self._emit(late)
+                self._tails.pop(tail.id, None)
+            tail_st = self._tail_states.pop(tail.id, st)
+            if any(kind == "pipe" for kind, _ in continuation):
+                ok = any_ = join(ok, any_)
+        else:
+            ok, any_ = self._redirected(body, redirects, st)
+            tail_st = st
+            if any(kind == "pipe" for kind, _ in continuation):
+                ok = any_ = st    # the command was a pipeline's first stage (a subshell)
         producer = self._last
         for kind, cont in continuation:
             if kind == "pipe":
-                self._run_stages(cont, st, None, producer=producer if producer else "complex")
-                ok = any_ = st
+                self._run_stages(cont, tail_st, None, producer=producer if producer else "complex")
             elif kind == "&&":
                 ro, ra = self.run(cont, ok)
                 ok, any_ = ro, join(any_, ra)
@@ -260,6 +264,30 @@ class Walker(Expander):
                 ro, ra = self.run(cont, any_)
                 ok, any_ = join(ok, ro), join(any_, ra)
         return ok, any_
+
+    def _tail_of(self, node: Any) -> Any:
+        """The last command of a list or pipeline (descending through nested ones)."""
+        while node.type in ("list", "pipeline"):
+            kids = [c for c in node.children if c.is_named and c.type != "comment"]
+            if not kids:
+                break
+            node = kids[-1]
+        return node
+
+    def _redirected(self, body: Any, redirects: list[Any], st: State) -> tuple[State, State]:
+        """Run `body` with `redirects` applied to it."""
+        if body.type == "command":
+            return self._command(body, st, redirects)
+        cmd = Cmd("redirect", [], st, self.text(body))
+        self._apply_redirects(cmd, redirects, st)
+        self._emit(cmd)
+        saved = self._stdin
+        if cmd.stdin is not None:
+            self._stdin = (cmd.stdin, cmd, cmd.stdin_text)
+        try:
+            return self.run(body, st)
+        finally:
+            self._stdin = saved
 
     def _heredoc_continuation(self, hd: Any) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []

@@ -205,9 +205,10 @@ def trap(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
 def alias(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     for a in args:
         if "=" in a.text:
-            body = a.text.split("=", 1)[1]
+            alias_name, _, body = a.text.partition("=")
             if not a.known:
                 an.deny("opaque.exec", "an alias whose body is only known at run time")
+            an.aliases.add(alias_name)
             an.walk(body, st.copy(vars={}), depth + 1)
 
 
