@@ -203,6 +203,50 @@ CWD: list[Case] = [
     ("true && ls | wc -l > count.txt", A, None, "a redirect after a list, inside"),
 ]
 
+# 2. Writes through links -------------------------------------------------------------------------
+LINKS: list[Case] = [
+    ("ln -s /z/home/policy pol && echo x > pol/guardian.yaml", D, "fs.link-protected", "a link to the policy"),
+    ("ln -s /z/home/policy pol", D, "fs.link-protected", "making it is denied already"),
+    ("ln -s ../../policy p", D, "fs.link-protected", "relative, from the link's directory"),
+    ("ln -sr ../../policy p", D, "fs.link-protected", "ln -r: relative to the cwd"),
+    ("ln -s /z/home/policy -t .", D, "fs.link-protected", "ln -t DIR"),
+    ("ln --symbolic --target-directory=. /z/home/policy", D, "fs.link-protected", "long options"),
+    ("ln -s ~/.claude/settings.json s", D, "fs.link-protected", "the hook registration"),
+    ("ln -s /z/home/control/KILL k", D, "fs.link-protected", "the kill switch"),
+    ("ln -s /z/home/jobs/J/events.jsonl ev", D, "fs.link-protected", "its own timeline"),
+    ("ln /z/home/policy/guardian.yaml g", D, "fs.link-protected", "a hard link to the policy"),
+    ("ln ~/.bashrc b && echo x >> b", D, "fs.link-outside", "a hard link outside, then written"),
+    ("ln ~/.bashrc b", D, "fs.link-outside", "a hard link outside"),
+    ("link ~/.profile p", D, "fs.link-outside", "link(1)"),
+    ("cp -l ~/.bashrc b", D, "fs.link-outside", "cp -l"),
+    ("cp -al ~/proj copy", D, "fs.link-outside", "cp -al"),
+    ("cp --link ~/.bashrc b", D, "fs.link-outside", "cp --link"),
+    ("cp -s /z/home/policy/guardian.yaml g", D, "fs.link-protected", "cp -s"),
+    ("rsync -a --link-dest=/u/prev src/ dst/", D, "fs.link-outside", "rsync --link-dest"),
+    ("ln -s /u -t . && rm -rf u/projects", D, "fs.outside-worktree", "ln -t, then through it"),
+    ("ln -st . /u && rm -rf u/projects", D, "fs.outside-worktree", "bundled -st"),
+    ("ln -s /u d && rm -rf d/u/projects", D, "fs.outside-worktree", "a link into a directory"),
+    ("ln -s /u a b d && rm -rf d/u/x", D, "fs.outside-worktree", "several targets into a directory"),
+    ("cp -s /u/x.txt y && echo z > y", D, "fs.outside-worktree", "cp -s, then written"),
+    ("ln -s / r; echo x > r/etc/motd", D, "fs.outside-worktree", "after ;"),
+    ("ln -s $T l", D, "fs.unresolved-target", "a target only known at run time"),
+    ("python3 -c \"import os; os.symlink('/z/home/policy', 'p')\"", D, "fs.link-protected", "os.symlink"),
+    ("python3 -c \"import pathlib; pathlib.Path('p').symlink_to('/z/home/policy')\"", D, "fs.link-protected",
+     "Path.symlink_to"),
+    ("node -e \"require('fs').linkSync('/u/.bashrc', 'b')\"", D, "fs.outside-worktree", "fs.linkSync"),
+    ("perl -e 'link(\"/u/.bashrc\", \"b\")'", D, "fs.outside-worktree", "perl link"),
+    ("python3 -c \"import os; os.link('/u/.bashrc', 'b')\"", D, "fs.link-outside", "os.link"),
+    # near misses
+    ("ln -s ../shared lib", A, None, "a link inside"),
+    ("ln -sf target link", A, None, "overwriting a link inside"),
+    ("ln src/a.py b.py", A, None, "a hard link inside"),
+    ("ln -s src/a.py b.py", A, None, "a symbolic link inside"),
+    ("ln -s /usr/lib/python3 py", A, None, "a link to a system folder (reading through it is fine)"),
+    ("ln -s ~ h", A, None, "a link outside, not written"),
+    ("cp -r src dst", A, None, "a plain copy"),
+    ("cp /z/home/policy/guardian.yaml policy-copy.yaml", A, None, "copying *from* a protected file"),
+]
+
 # A human's check (no job context) may run every zen command.
 HUMAN_ZEN: list[Case] = [
     ("zen approve 3fa9c0d1e2f3", A, None, "a person approves"),
@@ -215,4 +259,5 @@ HUMAN_ZEN: list[Case] = [
 CLASSES: dict[str, list[Case]] = {
     "0-cwd": CWD,
     "1-zen": ZEN,
+    "2-links": LINKS,
 }

@@ -152,3 +152,56 @@ def test_the_hook_denies_zen_to_an_agent_and_guard_check_allows_it_to_a_human(ho
     agent = subprocess.run([*ZEN, "guard", "check", "--", "zen approve 3fa9c0d1e2f3"], cwd=home,
                            env={**env, "ZEN_HOME": str(home), "ZEN_JOB_ID": "J1"}, capture_output=True, text=True)
     assert agent.returncode == 4, agent.stdout + agent.stderr
+
+
+# -- class 2 on disk: links made in an earlier turn -----------------------------------------------
+
+@pytest.fixture
+def linked(tmp_path: Path) -> Context:
+    home = tmp_path / "home"
+    wt = home / "worktrees" / "J"
+    wt.mkdir(parents=True)
+    (home / "policy").mkdir()
+    (home / "policy" / "guardian.yaml").write_text("zen: 1\n")
+    (home / "jobs" / "J").mkdir(parents=True)
+    (home / "spool" / "new").mkdir(parents=True)
+    user = tmp_path / "user"
+    (user / "projects").mkdir(parents=True)
+    (user / ".bashrc").write_text("# rc\n")
+    os.symlink(home / "policy" / "guardian.yaml", wt / "g")        # a file
+    os.symlink(home / "spool", wt / "sp")                           # a folder of zen's
+    os.symlink(user, wt / "u")                                      # outside
+    os.symlink("../J/src", wt / "loop")                              # inside, relative
+    (wt / "src").mkdir()
+    return Context(cwd=str(wt), worktree=str(wt), home=str(home), user_home=str(user), job_id="J",
+                   env={"HOME": str(user)}, realpath=os.path.realpath, read=read_head)
+
+
+@pytest.mark.parametrize("command,expected,rule", [
+    ("echo x > g", "deny", "self.protect"),
+    ("sed -i s/1/2/ g", "deny", "self.protect"),
+    ("cp notes g", "deny", "self.protect"),
+    ("tee g < notes", "deny", "self.protect"),
+    ("truncate -s0 g", "deny", "self.protect"),
+    ("echo 'prompt: x' > sp/new/t.yaml", "deny", "self.protect"),
+    ("rm -rf u/projects", "deny", "fs.outside-worktree"),
+    ("echo x >> u/.bashrc", "deny", "fs.outside-worktree"),
+    ("ln -s g g2", "deny", "fs.link-protected"),          # a link to a link to the policy
+    ("ln u/.bashrc b", "deny", "fs.link-outside"),        # a hard link through a link
+    ("cat g", "allow", None),                              # reading the policy is fine
+    ("rm g", "allow", None),                               # removing the link itself touches nothing
+    ("echo x > loop/a.py", "allow", None),
+    ("ln -s src/a.py a.py", "allow", None),
+])
+def test_links_on_disk(policy, linked: Context, command: str, expected: str, rule: str | None) -> None:
+    d = decide(ToolCall("Bash", command=command), linked, policy)
+    assert d.decision == expected, (command, d.as_dict())
+    if rule:
+        assert d.rule == rule, (command, d.as_dict())
+
+
+def test_file_tools_through_links_on_disk(policy, linked: Context) -> None:
+    for path, rule in (("g", "self.protect"), ("sp/new/t.yaml", "self.protect"), ("u/.profile", "fs.outside-worktree")):
+        d = decide(ToolCall.from_hook("Write", {"file_path": os.path.join(linked.cwd, path), "content": "x"}),
+                   linked, policy)
+        assert d.decision == "deny" and d.rule == rule, (path, d.as_dict())

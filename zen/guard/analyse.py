@@ -345,6 +345,26 @@ class Analyser:
             self.deny("creds.read", f"reads a credential store ({hit}); credentials never pass "
                       "through an agent")
 
+    def link_target(self, target: Word, bases: list[str | None], st: State, hard: bool, what: str) -> None:
+        """A link about to be made to `target` (read from each of `bases`): never to the guardian's
+        own files, and a hard link never to anything outside the worktree, since a write through
+        it could not be seen afterwards."""
+        for base in bases or [None]:
+            t = self.resolver.target(target.text, base, st.links, follow_last=True)
+            if t is None:
+                self.deny("fs.unresolved-target", f"{what} links to a path only known at run time "
+                          f"({target.raw})")
+            prot = zen_protected(t.path, self.home, self.user_home, False)
+            if prot is not None:
+                self.deny("fs.link-protected", f"{what} links to {target.raw}: {prot} must not be "
+                          "reachable through a link")
+            if self._protected is not None and self._protected.path_matches(t.path, self.worktree or self.cwd,
+                                                                            self.user_home):
+                self.deny("policy.protected-path", f"{what} links to {target.raw}, which the policy protects")
+            if hard and not any(under(t.path, r) for r in self.roots):
+                self.deny("fs.link-outside", f"{what} makes a hard link to {target.raw}, outside the "
+                          "worktree: a write through it could not be seen")
+
     def _home_secret(self, t: Target, recursive: bool) -> None:
         for name in HOME_SECRETS:
             secret = f"{(self.home or '').rstrip('/')}/{name}"
@@ -439,6 +459,15 @@ class Analyser:
             self.deny("net.unresolved-host", f"{where}: {fn}() reaches a host the guardian cannot "
                       "resolve")
         self.need("network_requests", "approval.network", f"{where}: {fn}()")
+
+    def py_link(self, target: Any, link: Any, hard: bool, where: str) -> None:
+        if not isinstance(target, str) or not isinstance(link, str):
+            self.deny("fs.unresolved-target", f"{where} makes a link the guardian cannot resolve")
+        self.ro(where)
+        base = norm(link, self.st.cwd)
+        bases = [base.rsplit("/", 1)[0] or "/" if base else None] if not hard else list(self.st.cwds)
+        self.link_target(lit(target), bases, self.st, hard, where)
+        self.write_word(lit(link), self.st, f"{where} creates a link at")
 
     def py_import(self, module: str, where: str) -> None:
         if module == "zen" or module.startswith("zen."):

@@ -36,7 +36,8 @@ _WRITE_CALLS = {"os.truncate", "os.mkdir", "os.makedirs", "os.mknod", "os.mkfifo
                 "os.lchown", "os.utime", "shutil.chown"}
 _MOVE_CALLS = {"os.rename", "os.replace", "os.renames", "shutil.move"}
 _COPY_CALLS = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree",
-               "shutil.copymode", "shutil.copystat", "os.link", "os.symlink"}
+               "shutil.copymode", "shutil.copystat"}
+_LINK_CALLS = {"os.link": True, "os.symlink": False}      # name: makes a hard link
 _EXEC_CALLS = {"exec", "eval", "compile", "execfile", "builtins.exec", "builtins.eval",
                "runpy.run_path", "runpy.run_module", "code.interact", "marshal.loads",
                "pickle.loads", "cPickle.loads", "dill.loads"}
@@ -272,6 +273,14 @@ def _py_files(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
     if fn in _MOVE_CALLS:
         an.py_path(ev.value(first) if first is not None else None, "delete", f"{where}: {fn}()")
         an.py_path(ev.value(args[1]) if len(args) > 1 else None, "write", f"{where}: {fn}()")
+        return True
+    if fn in _LINK_CALLS:
+        an.py_link(ev.value(first) if first is not None else None,
+                   ev.value(args[1]) if len(args) > 1 else None, _LINK_CALLS[fn], f"{where}: {fn}()")
+        return True
+    if fn in ("pathlib.Path.symlink_to", "pathlib.Path.hardlink_to"):
+        an.py_link(ev.value(first) if first is not None else None, _path_arg(ev, node, fn),
+                   fn.endswith("hardlink_to"), f"{where}: {fn}()")
         return True
     if fn in _COPY_CALLS:
         an.py_path(ev.value(first) if first is not None else None, "read", f"{where}: {fn}()")

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from zen.guard.options import has, is_mode_word, remote, split_opts, val
-from zen.guard.paths import SAFE_DEVICES
+from zen.guard.paths import SAFE_DEVICES, norm
 from zen.guard.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -68,8 +68,6 @@ def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         opts, pos = split_opts(args, "cFiJloPSDX", frozenset())
         if val(opts, "-S") is not None:
             an.deny("opaque.exec", "scp -S runs a program in place of ssh")
-    elif name in ("ln", "link"):
-        opts, pos = split_opts(args, "tS", frozenset({"--target-directory", "--suffix", "--backup"}))
     else:
         opts, pos = split_opts(args, "tSmogZ" if name == "install" else "tS",
                                frozenset({"--target-directory", "--suffix", "--mode", "--owner",
@@ -87,8 +85,6 @@ def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         srcs, dest = pos, tdir
     elif len(pos) >= 2:
         srcs, dest = pos[:-1], pos[-1]
-    elif len(pos) == 1 and name in ("ln", "link"):
-        srcs, dest = pos, lit(".")
     else:
         for p in pos:
             an.read_word(p, st, recursive=True)
@@ -96,9 +92,8 @@ def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     for s in srcs:
         if remote(s.text) and name in ("rsync", "scp"):
             continue
-        if not s.known and name in ("ln", "link"):
-            an.deny("fs.unresolved-target", f"`{name}` links to a path only known at run time")
-        an.read_word(s, st, recursive=name not in ("ln", "link"))
+        an.read_word(s, st, recursive=True)
+    _copy_links(an, name, opts, srcs, dest, st)
     if remote(dest.text) and name in ("rsync", "scp"):
         an.need("network_requests", "approval.network", f"`{name}` copies to another host")
         return
@@ -107,10 +102,53 @@ def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         if has(opts, "--remove-source-files"):
             for s in srcs:
                 an.delete_word(s, st, "`rsync --remove-source-files` deletes")
-    if name in ("ln", "link") and not (has(opts, "-f", "--force") or has(opts, "-n")):
+    an.write_word(dest, st, f"`{name}` writes")
+
+
+def link(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """ln / link: a link is never made to the guardian's own files, and a hard link never to
+    anything outside the worktree (a write through it could not be seen)."""
+    an.ro(f"`{name}`")
+    opts, pos = split_opts(args, "tS", frozenset({"--target-directory", "--suffix", "--backup"}))
+    tdir = val(opts, "-t", "--target-directory")
+    if tdir is not None:
+        srcs, dest = pos, tdir
+    elif len(pos) >= 2:
+        srcs, dest = pos[:-1], pos[-1]
+    elif len(pos) == 1:
+        srcs, dest = pos, lit(".")
+    else:
+        return
+    symbolic = name == "ln" and has(opts, "-s", "--symbolic")
+    relative = has(opts, "-r", "--relative")
+    for s in srcs:
+        if not s.known:
+            an.deny("fs.unresolved-target", f"`{name}` links to a path only known at run time")
+        an.read_word(s, st)
+        if symbolic and not relative and not s.text.startswith("/"):
+            # a relative target is read from the link's own directory: DEST, or DEST's parent
+            bases: list[str | None] = [norm(dest.text, c) for c in st.cwds] if dest.known else [None]
+            places = [*bases, *[None if b is None else b.rsplit("/", 1)[0] or "/" for b in bases]]
+        else:
+            places = list(st.cwds)
+        an.link_target(s, places, st, hard=not symbolic, what=f"`{name}`")
+    if not (has(opts, "-f", "--force") or has(opts, "-n")):
         an.write_word(dest, st, f"`{name}` creates a link at")
         return
     an.write_word(dest, st, f"`{name}` writes")
+
+
+def _copy_links(an: Analyser, name: str, opts: list[tuple[str, Word | None]], srcs: list[Word], dest: Word,
+                st: State) -> None:
+    """cp -l / -s and rsync --link-dest make links: the same rules as ln."""
+    if name == "cp" and (has(opts, "-l", "--link") or has(opts, "-s", "--symbolic-link")):
+        for s in srcs:
+            an.link_target(s, list(st.cwds), st, hard=has(opts, "-l", "--link"), what=f"`{name}`")
+    if name == "rsync":
+        for o, v in opts:
+            if o == "--link-dest" and v is not None:
+                base: list[str | None] = [norm(dest.text, c) for c in st.cwds] if dest.known else [None]
+                an.link_target(v, base, st, hard=True, what="`rsync --link-dest`")
 
 
 def truncate(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

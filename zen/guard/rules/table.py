@@ -65,7 +65,8 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("fs.rm", (
         "del", "rimraf", "rm", "rmdir", "shred", "srm", "trash", "trash-put", "unlink", "wipe")),
     ("fs.mv", ("mv",)),
-    ("fs.copy", ("cp", "install", "link", "ln", "rsync", "scp")),
+    ("fs.copy", ("cp", "install", "rsync", "scp")),
+    ("fs.link", ("link", "ln")),
     ("fs.truncate", ("truncate",)),
     ("fs.tee", ("tee",)),
     ("fs.dd", ("dd",)),
