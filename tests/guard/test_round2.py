@@ -205,3 +205,33 @@ def test_file_tools_through_links_on_disk(policy, linked: Context) -> None:
         d = decide(ToolCall.from_hook("Write", {"file_path": os.path.join(linked.cwd, path), "content": "x"}),
                    linked, policy)
         assert d.decision == "deny" and d.rule == rule, (path, d.as_dict())
+
+
+# -- tmux's own command table, from the real binary ------------------------------------------------
+
+def test_tmux_command_names_match_the_installed_tmux(tmp_path: Path) -> None:
+    """Every command and alias the installed tmux lists resolves to the same command in the
+    guardian's table (unique prefixes included), so a spelling tmux accepts cannot slip past."""
+    import shutil
+    import subprocess
+
+    from zen.guard.rules import mux
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    r = subprocess.run(["tmux", "-L", f"zen-guard-test-{os.getpid()}", "-f", "/dev/null", "list-commands"],
+                       capture_output=True, text=True, env={**os.environ, "TMUX_TMPDIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        full = parts[0]
+        assert mux.command_name(full) == full, full
+        if len(parts) > 1 and parts[1].startswith("(") and parts[1].endswith(")"):
+            assert mux.command_name(parts[1][1:-1]) == full, (parts[1], full)
+        # the shortest unique prefix tmux would accept
+        for n in range(1, len(full)):
+            prefix = full[:n]
+            matches = [c.split()[0] for c in r.stdout.splitlines() if c.split()[0].startswith(prefix)]
+            if matches == [full] and prefix not in mux.TMUX_ALIASES:
+                assert mux.command_name(prefix) == full, (prefix, full)
+                break

@@ -11,6 +11,7 @@ Lean on purpose: runs inside the PreToolUse hook (stdlib only).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from typing import Any
 
@@ -321,3 +322,63 @@ def _brace_seq(body: str) -> list[str] | None:
         return [chr(v) for v in rng]
     return None
 
+
+def link_pairs(args: list[Word], cwd: str | None, symbolic_only: bool = True) -> dict[str, str]:
+    """{link path: target path} of the symbolic links `ln ARGS` (or `cp -s ARGS`) makes in `cwd`,
+    every place a link may land included (`ln -s T D` makes D, or D/T when D is a directory);
+    empty when none is symbolic or a word is only known at run time."""
+    symbolic = relative = no_dir = False
+    target_dir: str | None = None
+    pos: list[Word] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        t = a.text
+        i += 1
+        if a.known and t == "--":
+            pos.extend(args[i:])
+            break
+        if a.known and t.startswith("--"):
+            name, _, value = t.partition("=")
+            symbolic |= name in ("--symbolic", "--symbolic-link")
+            relative |= name == "--relative"
+            no_dir |= name == "--no-target-directory"
+            if name == "--target-directory":
+                target_dir = value if value else (args[i].text if i < len(args) else None)
+                i += 0 if value else 1
+            elif name == "--suffix" and not value:
+                i += 1
+            continue
+        if a.known and t.startswith("-") and len(t) > 1:
+            for k, c in enumerate(t[1:]):
+                symbolic |= c == "s"
+                relative |= c == "r"
+                no_dir |= c == "T"
+                if c in "tS":
+                    value = t[k + 2:] or (args[i].text if i < len(args) else "")
+                    if not t[k + 2:]:
+                        i += 1
+                    if c == "t":
+                        target_dir = value
+                    break
+            continue
+        pos.append(a)
+    if (symbolic_only and not symbolic) or cwd is None or not pos or not all(p.known and not p.glob for p in pos):
+        return {}
+    texts = [p.text for p in pos]
+    if target_dir is not None:
+        places = [(x, posixpath.join(target_dir, posixpath.basename(x.rstrip("/")))) for x in texts]
+    elif len(texts) == 1:
+        places = [(texts[0], posixpath.basename(texts[0].rstrip("/")))]
+    elif len(texts) == 2:
+        places = [(texts[0], texts[1])]
+        if not no_dir:
+            places.append((texts[0], posixpath.join(texts[1], posixpath.basename(texts[0].rstrip("/")))))
+    else:
+        places = [(x, posixpath.join(texts[-1], posixpath.basename(x.rstrip("/")))) for x in texts[:-1]]
+    out: dict[str, str] = {}
+    for target, link in places:
+        link_abs = posixpath.normpath(posixpath.join(cwd, link))
+        base = cwd if relative else posixpath.dirname(link_abs)
+        out[link_abs] = posixpath.normpath(posixpath.join(base, target))
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zen.guard import codescan, pyscan
-from zen.guard.rules import db, zen
+from zen.guard.rules import db, debug, zen
 from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -68,6 +68,9 @@ def python(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
 def python_module(an: Analyser, mod: str, rest: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     if zen.is_zen_module(mod):
         zen.module(an, mod, rest, st, cmd, depth)
+        return
+    if mod == "pdb":
+        debug.pdb(an, "pdb", rest, st, cmd, depth)
         return
     if mod in ("json.tool", "tokenize", "pydoc", "this", "timeit", "calendar", "platform",
                "sysconfig", "site", "tabnanny", "py_compile", "compileall", "dis", "pickletools"):

@@ -1,4 +1,5 @@
-"""Terminal multiplexers: tmux and screen run commands, and type into terminals that do.
+"""Terminal multiplexers and terminals: tmux, screen, dtach, abduco, zellij and terminal emulators
+run commands, and type into terminals that do.
 
 What they start (`tmux new-session CMD`, `run-shell`, `split-window`, `respawn-pane`, `pipe-pane`,
 `display-popup`, `if-shell`, `screen -dm CMD`, `screen -X exec`) is judged as a command, and so
@@ -348,3 +349,74 @@ def _screen_command(an: Analyser, words: list[Word], st: State, depth: int) -> N
             an.leaf(argv, st.copy(cwds=(None,)), None, depth + 1)
     elif head in ("eval", "source", "bindkey", "bind", "shell", "register", "paste", "readreg"):
         an.deny("opaque.exec", f"screen {head} runs or types what the guardian cannot see")
+
+
+def dtach(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """dtach -c|-n|-A SOCKET [opts] CMD...; -a SOCKET attaches, -p SOCKET types stdin into it;
+    abduco -c|-n|-A NAME CMD...; -a NAME attaches."""
+    if not args or not args[0].known:
+        an.deny("shell.unresolved", f"`{name}` with a mode only known at run time")
+    mode = args[0].text
+    if mode in ("-a", "-p", "-A") and an.ctx.agent:
+        an.deny("self.zen-tmux", f"`{name} {mode}` reaches a session that may exist already (another "
+                "agent's or a human's terminal)")
+    an.ro(f"`{name}`")
+    i = 2
+    while i < len(args) and args[i].text.startswith("-"):
+        i += 2 if args[i].text in ("-e", "-r") else 1
+    if mode in ("-c", "-n", "-A") and i < len(args):
+        an.leaf(args[i:], st, None, depth + 1)
+
+
+# terminal emulators: the options that introduce the command to run
+_TERMINAL_COMMAND = frozenset({"-e", "-x", "--command", "--execute", "--"})
+# terminals whose command is their first positional word, and their options that take a value
+_POSITIONAL_TERMINALS = {
+    "kitty": frozenset({"-c", "--config", "-o", "--override", "--class", "--name", "-T", "--title",
+                        "--session", "-d", "--directory", "--working-directory", "--listen-on",
+                        "--start-as", "--watcher", "--instance-group", "--window-layout", "--os-window-tag"}),
+    "foot": frozenset({"-c", "--config", "-o", "--override", "-f", "--font", "-t", "--term", "-T", "--title",
+                       "-a", "--app-id", "-D", "--working-directory", "-w", "--window-size-pixels",
+                       "-W", "--window-size-chars", "-s", "--server", "-d", "--log-level", "-l", "--log-colorize"}),
+}
+_REMOTE_CONTROL = {"kitty": ("@", "+kitten"), "wezterm": ("cli",), "zellij": ("action", "attach", "a", "run",
+                                                                           "edit", "pipe", "plugin")}
+
+
+def terminal(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """A terminal emulator (or zellij) runs a command in a new window: judged as a command. Their
+    remote controls (kitty @, wezterm cli, zellij action/run/attach) type into or run in windows
+    that already exist, which an agent never reaches."""
+    texts = [a.text for a in args]
+    remote = _REMOTE_CONTROL.get(name, ())
+    if an.ctx.agent and any(t in remote or any(t.startswith(r + " ") for r in remote) for t in texts[:2]):
+        an.deny("self.zen-tmux", f"`{name} {texts[0]}` controls terminals that exist already (another "
+                "agent's or a human's)")
+    an.ro(f"`{name}`")
+    for k, t in enumerate(texts):
+        if t in _TERMINAL_COMMAND or (t.startswith("--command=") and name != "zellij"):
+            rest = args[k + 1:] if "=" not in t else [Word(t.split("=", 1)[1], args[k].raw), *args[k + 1:]]
+            _run_words(an, rest, st, depth)
+            return
+    values = _POSITIONAL_TERMINALS.get(name)
+    if values is None:
+        return
+    i = 0
+    while i < len(args) and args[i].text.startswith("-"):
+        opt = args[i].text.split("=", 1)[0]
+        if opt in values and "=" not in args[i].text:
+            i += 1
+        i += 1
+    _run_words(an, args[i:], st, depth)
+
+
+def _run_words(an: Analyser, words: list[Word], st: State, depth: int) -> None:
+    """What a terminal or multiplexer runs: one word is a shell command line, several an argv."""
+    if not words:
+        return
+    if any(not w.known for w in words):
+        an.deny("shell.unresolved", "a terminal runs a command only known at run time")
+    if len(words) == 1:
+        an.walk(words[0].text, st.copy(vars={}), depth + 1)
+    else:
+        an.leaf(words, st, None, depth + 1)

@@ -32,8 +32,8 @@ def system(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
     an.ro(f"`{name}`")
     if name == "crontab" and not any(a.text == "-l" for a in args):
         an.deny("system.persistence", "`crontab` schedules commands that run outside the job")
-    if name == "at":
-        an.deny("system.persistence", "`at` schedules commands that run outside the job")
+    if (name == "at" and not any(a.text in ("-l", "-c") for a in args)) or name == "batch":
+        an.deny("system.persistence", f"`{name}` schedules commands that run outside the job")
     an.need("system_commands", "approval.system-command", f"`{name}` affects other processes")
 
 

@@ -12,7 +12,7 @@ from zen.guard.options import has, is_num_flag, split_opts, sq, val
 from zen.guard.paths import norm
 from zen.guard.rules import interp
 from zen.guard.rules.table import WRAPPER_VALUE_OPTS
-from zen.guard.words import Cmd, State, Word, lit
+from zen.guard.words import FOUND, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -122,17 +122,78 @@ def wrapper(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
     opts, pos = split_opts(args, short, long, stop_first=True)
     if name == "exec" and not pos:
         return
-    if name == "timeout" and pos:
-        pos = pos[1:]            # the duration
+    if name in ("timeout", "faketime") and pos:
+        pos = pos[1:]            # the duration, the time to fake
     elif name in ("taskset", "chrt") and pos:
         pos = pos[1:] if not has(opts, "-p", "--pid") else []
-    elif name in ("strace", "ltrace", "valgrind", "gdb", "systemd-run", "firejail"):
+    elif name in ("cpulimit", "prlimit") and has(opts, "-p", "--pid", "-e", "--exe"):
+        pos = []                 # limits a running process, runs nothing
+    elif name in ("strace", "ltrace", "valgrind", "systemd-run", "firejail", "fakeroot"):
         an.ro(f"`{name}`")
-    if name == "systemd-run":
-        an.need("system_commands", "approval.system-command", "`systemd-run` starts a service")
+    st = _wrapper_options(an, name, opts, st, depth)
     if not pos:
         return
     an.payload(pos, st, cmd, depth)
+
+
+def _wrapper_options(an: Analyser, name: str, opts: list[tuple[str, Word | None]], st: State,
+                     depth: int) -> State:
+    """Options of the wrappers that run something else, write, or move the command elsewhere."""
+    if name in ("strace", "ltrace"):
+        out = val(opts, "-o", "--output")
+        if out is not None and out.text.startswith(("|", "!")):
+            an.walk(out.text[1:], st.copy(vars={}), depth + 1)     # -o '|cmd' pipes the trace into cmd
+        elif out is not None:
+            an.write_word(out, st, f"`{name} -o` writes")
+    if name == "valgrind" and any(o.startswith(("--db-command", "--vgdb-prefix")) for o, _ in opts):
+        an.deny("opaque.exec", "`valgrind --db-command` runs a program")
+    if name == "fakeroot" and has(opts, "-l", "--lib", "--faked"):
+        an.deny("opaque.exec", "`fakeroot --lib/--faked` loads code the guardian cannot see")
+    if name == "systemd-run":
+        if any(o.startswith("--on-") or o == "--timer-property" for o, _ in opts):
+            an.deny("system.persistence", "`systemd-run --on-...` schedules a command that runs outside the job")
+        an.need("system_commands", "approval.system-command", "`systemd-run` starts a service")
+        if has(opts, "-H", "--host", "-M", "--machine"):
+            return State((None,))
+        wd = val(opts, "--working-directory")
+        if wd is not None:
+            return st.copy(cwds=(norm(wd.text, st.cwd) if wd.known else None,))
+    if name == "flatpak-spawn":
+        wd = val(opts, "--directory")
+        if wd is not None:
+            return st.copy(cwds=(norm(wd.text, st.cwd) if wd.known else None,))
+    return st
+
+
+def sg(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """`sg GROUP [-c] COMMAND`: COMMAND runs through /bin/sh -c."""
+    rest = [a for a in args if a.text != "-"]
+    if len(rest) < 2:
+        interp.interp_stdin(an, name, cmd, shell=True, st=st, depth=depth)
+        return
+    words = rest[2:] if rest[1].text == "-c" else rest[1:]
+    if any(not w.known for w in words):
+        an.deny("opaque.exec", "`sg` runs a command only known at run time")
+    an.walk(" ".join(w.text for w in words), st.copy(vars={}), depth + 1)
+
+
+def newgrp(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """`newgrp GROUP` starts a shell, which reads its commands from stdin."""
+    interp.interp_stdin(an, name, cmd, shell=True, st=st, depth=depth)
+
+
+def entr(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """`entr [-s] CMD ...`: CMD runs each time a watched file changes (-s: through the shell);
+    `/_` stands for the file that changed."""
+    opts, pos = split_opts(args, "", frozenset(), stop_first=True)
+    if not pos:
+        return
+    changed = Word(FOUND, "/_", glob=True)
+    words = [changed if w.text == "/_" else w for w in pos]
+    if has(opts, "-s"):
+        an.walk(" ".join(w.text for w in words), st.copy(vars={}), depth + 1)
+    else:
+        an.payload(words, st, cmd, depth)
 
 
 def command(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -158,7 +219,8 @@ def flock(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
 
 
 def watch(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
-    opts, pos = split_opts(args, "nd", frozenset({"--interval", "--differences"}), stop_first=True)
+    # -d / --differences takes its value only attached (--differences=permanent): `watch -d CMD`
+    opts, pos = split_opts(args, "nq", frozenset({"--interval", "--equexit"}), stop_first=True)
     if pos:
         if has(opts, "-x", "--exec"):
             an.payload(pos, st, cmd, depth)
