@@ -27,23 +27,17 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from zen.guard import defaults, sqlscan
+from zen.guard import sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
+from zen.guard.checks import PathChecks
 from zen.guard.options import flag_present
 from zen.guard.paths import (
-    HOME_PROTECTED,
-    HOME_SECRETS,
-    SAFE_DEVICES,
     Resolver,
-    Target,
-    credential_hit,
-    glob_hits_dot,
     norm,
-    under,
-    zen_protected,
 )
 from zen.guard.policy import Policy, Rule
 from zen.guard.rules.table import HANDLERS, MULTICALL, script_identity
+from zen.guard.scripts import ScriptRuns, output_text
 from zen.guard.shell import Walker
 from zen.guard.urls import URL_IN_TEXT, host_of, looks_host, url_host
 from zen.guard.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
@@ -71,7 +65,7 @@ _OPAQUE_ENV_VARS = frozenset({
 })
 
 
-class Analyser:
+class Analyser(PathChecks, ScriptRuns):
     """One decision's worth of analysis (not reused across calls)."""
 
     def __init__(self, ctx: Context, policy: Policy, handler: Callable[[str], Handler]) -> None:
@@ -114,6 +108,8 @@ class Analyser:
         self.depth = 0
         self.env = dict(ctx.env) if ctx.env else {}
         self.aliases: set[str] = set()      # aliases the script defines (run by a later line)
+        self.written: dict[str, str | None] = {}   # files the command writes: their text, if seen
+        self.trees: list[str] = []          # folders it fills with files it cannot see
 
     # -- outcomes ---------------------------------------------------------------------------------
     def deny(self, rule: str, reason: str) -> NoReturn:
@@ -164,8 +160,8 @@ class Analyser:
         try:
             for name, value in cmd.assigns:
                 self.assignment(name, value, st, depth)
-            for target, _append in cmd.writes:
-                self.write_word(target, st, "redirects output into")
+            for target, append in cmd.writes:
+                self.write_word(target, st, "redirects output into", output_text(cmd), append)
             for src in cmd.reads:
                 self.read_word(src, st)
             if cmd.kind == "declaration":
@@ -212,6 +208,8 @@ class Analyser:
             self.deny("shell.unresolved-command", f"cannot tell which program `{prog}` runs")
         if "/" in prog:
             name = self.program_name(prog, name, st)
+            if name != "zen":        # zen's own script (or a copy of it) is judged as zen
+                self.run_file(head, st, None, f"`{prog}`")
         elif name in self.aliases and head.raw == prog:
             self.deny("shell.alias", f"`{name}` is an alias the same command defines: what it runs is "
                       "not what it says")
@@ -285,144 +283,6 @@ class Analyser:
                 self.pending = Decision(APPROVAL, rule.id, rule.label)
         else:
             self.deny(rule.id, rule.label)
-
-    # -- paths --------------------------------------------------------------------------------------
-    def target(self, w: Word, st: State, follow_last: bool = False) -> Target | None:
-        return self.resolver.target(w.text, st.cwd, st.links, follow_last)
-
-    def targets(self, w: Word, st: State, follow_last: bool = False) -> list[Target] | None:
-        """The Target of `w` from every working directory the script may be in (None: unknown)."""
-        if len(st.cwds) == 1 or w.text.startswith("/"):
-            t = self.resolver.target(w.text, st.cwds[0] if len(st.cwds) == 1 else None, st.links, follow_last)
-            return None if t is None else [t]
-        out = []
-        for c in st.cwds:
-            t = self.resolver.target(w.text, c, st.links, follow_last)
-            if t is None:
-                return None
-            out.append(t)
-        return out
-
-    def delete_word(self, w: Word, st: State, what: str) -> None:
-        if w.text in ("", "-") and w.known:
-            return
-        ts = self.targets(w, st)
-        if ts is None:
-            self.deny("fs.unresolved-target", f"{what} a path only known at run time ({w.raw})")
-        for t in ts:
-            self.check(t, "delete", what, w)
-        self.need("file_deletes", "approval.file-delete", f"{what} {w.text}")
-
-    def write_word(self, w: Word, st: State, what: str) -> None:
-        if w.known and (w.text in SAFE_DEVICES or w.text.startswith(("/dev/fd/", "/proc/self/fd/"))
-                        or w.text == "-"):
-            return
-        ts = self.targets(w, st, follow_last=True)
-        if ts is None:
-            self.deny("fs.unresolved-target", f"{what} a path only known at run time ({w.raw})")
-        for t in ts:
-            if t.path.startswith("/dev/") and t.path not in SAFE_DEVICES and not t.path.startswith("/dev/fd/"):
-                if t.path.startswith(("/dev/tcp/", "/dev/udp/")):
-                    self.deny("net.raw-socket", f"{what} a network socket ({t.path})")
-                self.deny("disk.device-write", f"{what} a device ({t.path})")
-            self.check(t, "write", what, w)
-        self.ro(f"writing {w.raw}")
-
-    def read_word(self, w: Word, st: State, recursive: bool = False) -> None:
-        found = self.targets(w, st, follow_last=True)
-        ts: list[Target | None] = list(found) if found else [None]
-        for t in ts:
-            if t is not None and t.path.startswith(("/dev/tcp/", "/dev/udp/")):
-                self.deny("net.raw-socket", f"opens a network socket ({t.path})")
-            if t is not None and self.home:
-                self._home_secret(t, recursive or t.children)
-            hit = credential_hit(t.path if t is not None else None, w.text, self.user_home,
-                                 self.policy.credential_paths[len(defaults.CREDENTIAL_PATHS):],
-                                 recursive or bool(t and t.children))
-            if hit is not None:
-                break
-        if hit is not None:
-            self.deny("creds.read", f"reads a credential store ({hit}); credentials never pass "
-                      "through an agent")
-
-    def link_target(self, target: Word, bases: list[str | None], st: State, hard: bool, what: str) -> None:
-        """A link about to be made to `target` (read from each of `bases`): never to the guardian's
-        own files, and a hard link never to anything outside the worktree, since a write through
-        it could not be seen afterwards."""
-        for base in bases or [None]:
-            t = self.resolver.target(target.text, base, st.links, follow_last=True)
-            if t is None:
-                self.deny("fs.unresolved-target", f"{what} links to a path only known at run time "
-                          f"({target.raw})")
-            prot = zen_protected(t.path, self.home, self.user_home, False)
-            if prot is not None:
-                self.deny("fs.link-protected", f"{what} links to {target.raw}: {prot} must not be "
-                          "reachable through a link")
-            if self._protected is not None and self._protected.path_matches(t.path, self.worktree or self.cwd,
-                                                                            self.user_home):
-                self.deny("policy.protected-path", f"{what} links to {target.raw}, which the policy protects")
-            if hard and not any(under(t.path, r) for r in self.roots):
-                self.deny("fs.link-outside", f"{what} makes a hard link to {target.raw}, outside the "
-                          "worktree: a write through it could not be seen")
-
-    def _home_secret(self, t: Target, recursive: bool) -> None:
-        for name in HOME_SECRETS:
-            secret = f"{(self.home or '').rstrip('/')}/{name}"
-            if under(t.path, secret) or (recursive and under(secret, t.path)):
-                self.deny("creds.read", f"reads zen's {name} (a human's key to every zen command); "
-                          "an agent never holds it")
-
-    def check(self, t: Target, op: str, what: str, w: Word | None = None) -> None:
-        """Deletes/writes: the guardian's own files, the worktree root, .git, .zen, outside."""
-        if self.writes is not None:
-            self.writes.append((op, t))
-        path = t.path
-        subtree = op == "delete"
-        label = w.raw if w is not None else path
-        inside = any(under(path, r) for r in self.roots)
-        if t.children:
-            prot = zen_protected(path, self.home, self.user_home, True) if (
-                inside and self._contains_protected(path)) else zen_protected(path, self.home, self.user_home, False)
-        else:
-            prot = zen_protected(path, self.home, self.user_home, subtree and inside)
-        if prot is not None:
-            self.deny("self.protect", f"{what} {label}: {prot} is not the agent's to change")
-        if self._protected is not None and self._protected.path_matches(path, self.worktree or self.cwd,
-                                                                        self.user_home):
-            self.deny("policy.protected-path", f"{what} {label}: the policy protects this path")
-        for root in self.roots:
-            if path == root and not t.children:
-                if op == "delete":
-                    self.deny("fs.worktree-root", f"{what} the worktree itself ({label})")
-                return
-            if under(path, root):
-                rel = path[len(root):].lstrip("/")
-                first = rel.split("/", 1)[0] if rel else ""
-                if t.children and not rel:
-                    for special in (".git", ".zen"):
-                        if glob_hits_dot(t.pattern or "*", special):
-                            self.deny("fs.git-dir" if special == ".git" else "fs.zen-dir",
-                                      f"{what} {label}, which reaches the worktree's {special}")
-                    return
-                if first == ".git":
-                    self.deny("fs.git-dir", f"{what} the worktree's .git ({label}): that destroys "
-                              "history")
-                if first == ".zen":
-                    self.deny("fs.zen-dir", f"{what} the worktree's .zen ({label})")
-                return
-        where = "the job's worktree" if self.worktree else "the current directory"
-        self.deny("fs.outside-worktree", f"{what} {label}, outside {where} "
-                  f"({self.worktree or self.cwd})")
-
-    def _contains_protected(self, path: str) -> bool:
-        cands: list[str] = []
-        if self.home:
-            cands.extend(self.home.rstrip("/") + "/" + p for p in HOME_PROTECTED)
-        if self.user_home:
-            cands.extend([self.user_home + "/.claude", self.user_home + "/.claude.json"])
-        for root in self.roots:
-            cands.append(root + "/.claude")
-        return any(under(c, path) for c in cands) or path.endswith("/.claude")
 
     # -- codescan callbacks ------------------------------------------------------------------------
     def argv(self, argv: list[str], where: str) -> None:

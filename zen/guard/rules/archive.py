@@ -45,6 +45,7 @@ def tar(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
         an.ro("`tar -x`")
         dest = cdir if cdir is not None else lit(".")
         an.write_word(Word(dest.text.rstrip("/") + "/x", dest.raw), st, "`tar -x` extracts into")
+        an.unknown_tree(dest, st)
         if f is not None:
             an.read_word(f, st)
     elif creating:
@@ -67,6 +68,12 @@ def archive(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
         an.deny("opaque.exec", "`zip -TT` runs a program")
     if pos:
         if name in ("7z", "7za", "rar") and pos[0].text in ("x", "e"):
+            outs = [a.text[2:] for a in args if a.known and a.text.startswith("-o") and len(a.text) > 2]
+            if name == "rar" and len(pos) > 2 and pos[-1].text.endswith("/"):
+                outs.append(pos[-1].text)
+            dest = Word(outs[-1]) if outs else lit(".")
+            an.write_word(Word(dest.text.rstrip("/") + "/x", dest.raw), st, f"`{name} x` extracts into")
+            an.unknown_tree(dest, st)
             return
         if name in ("7z", "7za", "rar") and pos[0].text in ("a", "u"):
             pos = pos[1:]
@@ -82,3 +89,4 @@ def unzip(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     dest = d if d is not None else lit(".")
     if not has(opts, "-l", "-t", "-v", "-p", "-Z"):
         an.write_word(Word(dest.text.rstrip("/") + "/x", dest.raw), st, f"`{name}` extracts into")
+        an.unknown_tree(dest, st)

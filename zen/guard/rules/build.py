@@ -1,6 +1,9 @@
-"""Build tools and package runners: make, npx/uv run/poetry run/..., npm.
+"""Build tools and package runners: make, npx/uv run/poetry run/..., npm, yarn, pnpm, bun.
 
-A runner's payload is judged as the command it runs; `make -f -` and --eval are opaque.
+A runner's payload is judged as the command it runs; `make -f -` and --eval are opaque. What
+`make GOAL` and `npm run NAME` run is read from the Makefile and package.json (buildfiles.py):
+written by this command, their text is judged like inline code; on disk, like a script on disk
+(scripts.py); written with text the guardian cannot see, they are denied.
 """
 
 from __future__ import annotations
@@ -8,11 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zen.guard import defaults
+from zen.guard.buildfiles import make_recipes, npm_scripts
 from zen.guard.options import split_opts, val
-from zen.guard.words import Cmd, State, Word
+from zen.guard.paths import norm
+from zen.guard.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
+
+# the scripts a package manager's install runs of the project's own package.json
+LIFECYCLE = ("preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare")
 
 
 def make(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -24,6 +32,36 @@ def make(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     if f is not None and f.procsub:
         an.deny("opaque.exec", "`make -f <(...)` runs generated rules")
     an.ro("`make`")
+    cdir = val(opts, "-C", "--directory")
+    run_st = st if cdir is None else st.copy(cwds=(norm(cdir.text, st.cwd) if cdir.known else None,))
+    if any(not p.known for p in _pos):
+        an.deny("opaque.exec", "`make` with a goal only known at run time")
+    goals = [p.text for p in _pos if "=" not in p.text]
+    for candidate in ([f] if f is not None else [lit(n) for n in ("GNUmakefile", "makefile", "Makefile")]):
+        kind, text = an.file_text(candidate, run_st)
+        if kind == "none":
+            continue
+        if kind == "unknown" or text is None:
+            an.deny("opaque.exec", f"`make` runs {candidate.raw}, which the guardian cannot see (written "
+                    "by this command with unknown text)")
+        recipes = make_recipes(text, goals)
+        if recipes is None and kind == "written":
+            an.deny("opaque.exec", f"`make`: {candidate.raw} includes other files the guardian cannot see")
+        an.run_lines(recipes or [], run_st, f"`make` ({candidate.raw})", lenient=kind == "disk")
+        return
+
+
+def package_scripts(an: Analyser, tool: str, names: list[str], st: State) -> None:
+    """`npm run NAME` and friends: the scripts package.json gives NAME (with pre and post)."""
+    kind, text = an.file_text(lit("package.json"), st)
+    if kind == "none":
+        return
+    if kind == "unknown" or text is None:
+        an.deny("opaque.exec", f"`{tool}` runs scripts of a package.json the guardian cannot see")
+    for name in names:
+        scripts = npm_scripts(text, name)
+        if scripts:
+            an.run_lines(scripts, st, f"`{tool}` (package.json {name})", lenient=kind == "disk")
 
 
 def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -32,6 +70,8 @@ def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
                                                                    "dev", "install", "add", "remove",
                                                                    "why", "list", "ls", "outdated"):
         an.ro(f"`{name} {pos[0].text}`")
+        script = pos[1].text if pos[0].text == "run" and len(pos) > 1 else pos[0].text
+        package_scripts(an, name, list(LIFECYCLE) if script in ("install", "add") else [script], st)
         if pos[0].text in ("install", "add"):
             an.need("network_requests", "approval.network", f"`{name} {pos[0].text}`")
         return
@@ -71,5 +111,12 @@ def npm(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
     if texts[:1] not in (["ls"], ["list"], ["view"], ["info"], ["outdated"], ["why"], ["explain"],
                          ["help"], ["search"], ["--version"], ["-v"]):
         an.ro("`npm`")
+    words = [t for t in texts if not t.startswith("-")]
+    if words[:1] in (["run"], ["run-script"], ["rum"], ["urn"]) and len(words) > 1:
+        package_scripts(an, "npm", [words[1]], st)
+    elif words[:1] in (["test"], ["t"], ["tst"], ["start"], ["stop"], ["restart"]):
+        package_scripts(an, "npm", [{"t": "test", "tst": "test"}.get(words[0], words[0])], st)
+    elif words[:1] in (["install"], ["i"], ["ci"], ["add"]):
+        package_scripts(an, "npm", list(LIFECYCLE), st)
     if texts[:1] and texts[0] in defaults.NETWORK_SUBCOMMANDS["npm"]:
         an.need("network_requests", "approval.network", f"`npm {texts[0]}`")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.options import has, is_mode_word, remote, split_opts, val
 from zen.guard.paths import SAFE_DEVICES, norm
+from zen.guard.scripts import stdin_text
 from zen.guard.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -159,10 +160,11 @@ def truncate(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | No
 
 
 def tee(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
-    _, pos = split_opts(args, "", frozenset({"--output-error"}))
+    opts, pos = split_opts(args, "", frozenset({"--output-error"}))
+    text = stdin_text(cmd)
     for p in pos:
         an.ro("`tee` into a file")
-        an.write_word(p, st, "`tee` writes")
+        an.write_word(p, st, "`tee` writes", text, has(opts, "-a", "--append"))
 
 
 def dd(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -202,7 +204,7 @@ def touch(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     if mode is not None:
         an.mode_text(mode, f"`{name} -m`")
     for p in pos:
-        an.write_word(p, st, f"`{name}` writes")
+        an.write_word(p, st, f"`{name}` writes", keep=name in ("touch", "mkdir", "mkfifo", "mknod"))
 
 
 def chmod(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -220,4 +222,4 @@ def chmod(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     elif name == "setfacl":
         pos = [p for p in pos if "/" in p.text or p.text.startswith(".") or not re.match(r"^[ugmo]:", p.text)]
     for p in pos:
-        an.write_word(p, st, f"`{name}` changes")
+        an.write_word(p, st, f"`{name}` changes", keep=True)

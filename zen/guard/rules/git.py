@@ -396,6 +396,9 @@ def _grep(an: Analyser, s: Sub) -> None:
 def _clone_init(an: Analyser, s: Sub) -> None:
     if len(s.pos) >= (2 if s.name == "clone" else 1):
         an.write_word(s.pos[-1], s.st, f"`git {s.name}` writes")
+    if s.name == "clone" and s.pos:
+        repo = s.pos[-1] if len(s.pos) >= 2 else lit(s.pos[0].text.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+        an.unknown_tree(repo, s.st)         # a clone's files: nothing the guardian has seen
     if any(f.startswith(("--template", "-u", "--upload-pack", "--config", "-c")) for f in s.flags):
         an.deny("git.config-smuggle", f"`git {s.name}` with a template/upload-pack/config runs programs")
     if s.name == "clone":

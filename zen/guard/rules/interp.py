@@ -61,6 +61,7 @@ def python(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         an.ro(f"`{name} {t}`")
         for w in args[i:]:
             an.read_word(w, st)
+        an.run_file(a, st, "python", f"`{name}`")
         return
     interp_stdin(an, name, cmd, lang="python")
 
@@ -131,6 +132,7 @@ def script_lang(an: Analyser, name: str, lang: str, eval_flags: tuple[str, ...],
         an.ro(f"`{name} {t}`")
         for w in args[i:]:
             an.read_word(w, st)
+        an.run_file(a, st, lang, f"`{name}`")
         return
     interp_stdin(an, name, cmd, lang=lang)
 
@@ -203,6 +205,7 @@ def perl(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     elif script_file is not None:
         an.ro("`perl`")
         run_script_file(an, script_file, "perl", st, cmd)
+        an.run_file(script_file, st, "perl", "`perl`")
     else:
         interp_stdin(an, "perl", cmd)
 
@@ -242,3 +245,4 @@ def interp_stdin(an: Analyser, name: str, cmd: Cmd | None, shell: bool = False, 
     for r in cmd.reads:
         if r.procsub:
             an.deny("opaque.exec", f"`{name}` runs a script from a process substitution")
+        an.run_file(r, st or an.st, "sh" if shell else lang or None, f"`{name} <`")

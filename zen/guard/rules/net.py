@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import has, split_opts
+from zen.guard.options import has, split_opts, val
 from zen.guard.rules import env
-from zen.guard.words import UNK, Cmd, State, Word
+from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -77,7 +77,35 @@ def http(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         elif "://" not in text:
             text = ("https://" if name == "https" else "http://") + text
         an.host_check(text)
+    _saved_files(an, name, opts, urls, st)
     an.need("network_requests", "approval.network", f"`{name}` reaches the network")
+
+
+def _saved_files(an: Analyser, name: str, opts: list[tuple[str, Word | None]], urls: list[Word], st: State) -> None:
+    """The files a download saves under names of its own (wget, curl -O, aria2c): written with
+    text the guardian cannot see, so running one later in the command is denied."""
+    if name == "wget" and val(opts, "-O", "--output-document") is None:
+        folder = val(opts, "-P", "--directory-prefix")
+        base = folder.text.rstrip("/") + "/" if folder is not None else ""
+        if has(opts, "-r", "--recursive", "-m", "--mirror") or (folder is not None and not folder.known):
+            an.unknown_tree(folder or lit("."), st)
+        for u in urls:
+            an.write_word(lit(base + (_url_file(u.text) or "index.html")), st, "`wget` saves")
+    elif name == "curl" and has(opts, "-O", "--remote-name", "--remote-name-all"):
+        folder = val(opts, "--output-dir")
+        base = folder.text.rstrip("/") + "/" if folder is not None else ""
+        for u in urls:
+            saved = _url_file(u.text)
+            if saved:
+                an.write_word(lit(base + saved), st, "`curl -O` saves")
+    elif name in ("aria2c", "axel", "wget2"):
+        an.unknown_tree(val(opts, "-d", "--dir") or lit("."), st)
+
+
+def _url_file(url: str) -> str:
+    """The file name a download takes from its URL (the last path segment)."""
+    path = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    return path.split("/", 1)[1].rsplit("/", 1)[-1] if "/" in path else ""
 
 
 def _http_options(an: Analyser, name: str, opts: list[tuple[str, Word | None]], st: State) -> list[Word]:

@@ -32,9 +32,13 @@ def shell(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
             if i + 1 < len(args):
                 payload = args[i + 1]
             break
+        if t in ("--rcfile", "--init-file") and i + 1 < len(args):
+            an.run_file(args[i + 1], st, "sh", f"`{name} {t}`")
         if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
             i += 2
             continue
+        if t.startswith("-") and not t.startswith("--") and "s" in t[1:]:
+            break       # -s: the script is stdin; the words after it are its arguments
         if t.startswith(("-", "+")) and t not in ("-", "--"):
             i += 1
             continue
@@ -60,6 +64,7 @@ def shell(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
             an.deny("opaque.exec", f"`{name}` runs a script from a process substitution")
         an.ro(f"running `{script.text}`")
         interp.run_script_file(an, script, "sh", st, cmd)
+        an.run_file(script, st, "sh", f"`{name}`")
         for w in args[args.index(script) + 1:]:
             an.read_word(w, st)
         return
@@ -253,6 +258,7 @@ def source(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         an.deny("opaque.exec", f"`{name}` of generated text (opaque execution)")
     an.read_word(f, st)
     an.ro(f"`{name} {f.text}`")
+    an.run_file(f, st, "sh", f"`{name}`")
 
 
 def trap(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

@@ -1,0 +1,250 @@
+"""Write, then run: files a command writes, and what running a file would do.
+
+The analyser remembers every file the command writes, with its text when the guardian can see it
+(`echo ... > x.sh`, a heredoc into `cat > x.sh`, `tee` of such text) and as unknown when it cannot
+(a download with `curl -o` / `wget`, an extraction, a redirect of another program's output).
+Running a file (`./x`, `sh x`, `bash x`, `. x`, `python x`, `node x`, ... and `sh < x`) is then
+judged by its text:
+
+- written by this command, text known: the text is judged as the code it is (bash, Python,
+  JS/Ruby/Perl/PHP by the interpreter or the shebang);
+- written by this command, text unknown (downloaded, extracted, generated): denied, the guardian
+  cannot know what runs (download-and-run in any form);
+- on disk in the worktree (written in an earlier turn, or part of the repository): its text as it
+  is now, judged without the strictness reserved for inline code: a command in it that is denied
+  for what it does (a delete outside, zen approve, a raw call to a payments API) denies the run,
+  a word it only knows at run time ($1, a variable) does not. A file too long to read whole, or in
+  a language the guardian does not read, is denied; a compiled program is run as itself.
+
+A mixin of Analyser (analyse.py).
+
+Lean on purpose: imported by the hook (stdlib + zen.guard only; Python's ast loads only when a
+Python file is judged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NoReturn
+
+from zen.guard import codescan
+from zen.guard.api import READ_LIMIT, Context
+from zen.guard.paths import Target, under
+from zen.guard.words import UNK, Cmd, State, Word, decode_ansi_c
+
+# rules whose denial means "not known until run time": in a file already on disk these are what
+# scripts do all the time ($1, "$@"), so they do not deny the run
+UNRESOLVED = frozenset({"fs.unresolved-target", "shell.unresolved", "shell.unresolved-command",
+                        "opaque.exec", "opaque.eval", "opaque.pipe", "net.unresolved-host", "sql.unresolved",
+                        "git.unresolved", "git.push-unresolved", "perm.unresolved", "shell.parse",
+                        "shell.unsupported", "shell.depth"})
+INTERPRETERS = {"sh": "sh", "bash": "sh", "dash": "sh", "ash": "sh", "ksh": "sh", "mksh": "sh", "busybox": "sh",
+                "python": "python", "python3": "python", "python2": "python", "pypy": "python",
+                "pypy3": "python", "node": "js", "nodejs": "js", "deno": "js", "bun": "js", "tsx": "js",
+                "ts-node": "js", "ruby": "ruby", "perl": "perl", "php": "php"}
+
+
+class ScriptRuns:
+    """Files the command writes and files it runs (Analyser supplies the verbs and the context)."""
+
+    ctx: Context
+    roots: list[str]
+    written: dict[str, str | None]
+    trees: list[str]
+    depth: int
+    # supplied by Analyser and PathChecks (annotations only: a stub here would win the MRO)
+    deny: Callable[[str, str], NoReturn]
+    targets: Callable[..., list[Target] | None]
+    walk: Callable[[str, State, int], None]
+    ro: Callable[[str], None]
+
+    # -- what the command writes ---------------------------------------------------------------
+    def record_write(self, t: Target, content: str | None, append: bool = False) -> None:
+        if t.children:
+            self.trees.append(t.path)
+        elif append:
+            before = self.written.get(t.path, None) if t.path in self.written else None
+            self.written[t.path] = before + content if before is not None and content is not None else None
+        else:
+            self.written[t.path] = content
+
+    def unknown_tree(self, w: Word, st: State) -> None:
+        """Everything below `w` now holds files whose text the guardian cannot see (an extraction,
+        a clone)."""
+        for t in self.targets(w, st) or []:
+            self.trees.append(t.path)
+
+    def _written(self, path: str) -> tuple[bool, str | None]:
+        """(this command writes `path`, its text when known)."""
+        if path in self.written:
+            return True, self.written[path]
+        return any(under(path, d) for d in self.trees), None
+
+    # -- running a file ---------------------------------------------------------------------------
+    def run_file(self, w: Word, st: State, lang: str | None, via: str) -> None:
+        """`via` runs the file `w` (as `lang`, else as its shebang says)."""
+        if not w.known:
+            self.deny("opaque.exec", f"{via} runs a file only known at run time ({w.raw})")
+        for t in self.targets(w, st, follow_last=True) or []:
+            if t.children:
+                continue
+            known, text = self._written(t.path)
+            if known:
+                if text is None:
+                    self.deny("opaque.exec", f"{via} runs {w.raw}, which this command writes with text the "
+                              "guardian cannot see (a download, an extraction, another program's output)")
+                self.judge_text(text, lang, st, f"{via} ({w.raw}, written by this command)", lenient=False)
+            elif self.ctx.read is not None and any(under(t.path, r) for r in self.roots):
+                self._judge_disk(t.path, w, st, lang, via)
+
+    def file_text(self, w: Word, st: State) -> tuple[str, str | None]:
+        """What the guardian can see of file `w`: ("written", text) when this command writes it
+        with known text, ("unknown", None) when with unknown text, ("disk", text) for a file in the
+        worktree as it is, ("none", None) when there is none (or it cannot be read: "unknown")."""
+        ts = self.targets(w, st, follow_last=True) if w.known else None
+        if not ts or len(ts) != 1 or ts[0].children:
+            return "unknown", None
+        path = ts[0].path
+        known, text = self._written(path)
+        if known:
+            return ("written", text) if text is not None else ("unknown", None)
+        if self.ctx.read is None:
+            return "none", None
+        try:
+            head = self.ctx.read(path)
+        except OSError:
+            return "unknown", None
+        if head is None:
+            return "none", None
+        if len(head) > READ_LIMIT or b"\x00" in head[:4096]:
+            return "unknown", None
+        return "disk", head.decode("utf-8", "replace")
+
+    def run_lines(self, lines: list[str], st: State, where: str, lenient: bool) -> None:
+        """Shell lines a build tool runs (make recipes, npm scripts)."""
+        for line in lines:
+            self.judge_text(line, "sh", st, where, lenient=lenient)
+
+    def _judge_disk(self, path: str, w: Word, st: State, lang: str | None, via: str) -> None:
+        try:
+            head = self.ctx.read(path) if self.ctx.read is not None else None
+        except OSError:
+            self.deny("opaque.exec", f"{via} runs {w.raw}, which the guardian cannot read")
+        if head is None or b"\x00" in head[:4096] or head.startswith(b"\x7fELF"):
+            return                       # not there (it fails), or a compiled program
+        if len(head) > READ_LIMIT:
+            self.deny("opaque.exec", f"{via} runs {w.raw}, too long ({READ_LIMIT // 1024} KiB+) to judge")
+        text = head.decode("utf-8", "replace")
+        self.judge_text(text, lang, st, f"{via} ({w.raw})", lenient=True)
+
+    def judge_text(self, text: str, lang: str | None, st: State, where: str, lenient: bool) -> None:
+        """Judge `text` as the code `lang` (None: by its shebang; a text file without one is a shell
+        script, as the kernel and bash run it)."""
+        if UNK in text:
+            self.deny("opaque.exec", f"{where}: its text is only known at run time")
+        if lang is None:
+            lang = shebang_lang(text)
+        if lang is None:
+            self.deny("opaque.exec", f"{where}: a script in a language the guardian does not read")
+        if not lenient:
+            self._judge(text, lang, st, where)
+            return
+        try:
+            self._judge(text, lang, st, where)
+        except Exception as exc:       # a file on disk: only what it surely does denies the run
+            decision = getattr(exc, "decision", None)
+            rule = decision.rule if decision is not None else getattr(exc, "rule", None)
+            if rule is None or rule not in UNRESOLVED:
+                raise
+            if lang == "sh":
+                self._judge_statements(text, st, where)
+
+    def _judge(self, text: str, lang: str, st: State, where: str) -> None:
+        if lang == "sh":
+            self.walk(text, st.copy(vars={}), self.depth + 1)
+        elif lang == "python":
+            # lean hook path: ast loads only when a Python file or inline code is judged
+            from zen.guard import pyscan
+
+            pyscan.scan_python(self, text, where)
+        elif lang in ("js", "ruby", "perl", "php"):
+            codescan.scan_script(self, lang, text, where)
+        else:
+            self.deny("opaque.exec", f"{where}: code the guardian cannot check")
+
+    def _judge_statements(self, text: str, st: State, where: str) -> None:
+        """A shell file on disk, one line at a time, so a word known only at run time on one line
+        does not hide what another line surely does."""
+        for line in text.splitlines():
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            try:
+                self.walk(stripped, st.copy(vars={}), self.depth + 1)
+            except Exception as exc:
+                decision = getattr(exc, "decision", None)
+                rule = decision.rule if decision is not None else getattr(exc, "rule", None)
+                if rule is None or rule not in UNRESOLVED:
+                    raise
+
+
+def shebang_lang(text: str) -> str | None:
+    """The language a script's first line names (#!/bin/sh, #!/usr/bin/env python3, ...); a text
+    file without a shebang runs as a shell script."""
+    if not text.startswith("#!"):
+        return "sh"
+    words = text[2:].split("\n", 1)[0].split()
+    if not words:
+        return "sh"
+    prog = words[0].rsplit("/", 1)[-1]
+    if prog == "env":
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        prog = rest[0].rsplit("/", 1)[-1] if rest else ""
+    if prog.startswith("python"):
+        return "python"
+    return INTERPRETERS.get(prog)
+
+
+def output_text(cmd: Cmd | None) -> str | None:
+    """What a simple command prints, when the guardian can see it: echo and printf of known
+    words, cat of a heredoc or here-string. None otherwise."""
+    if cmd is None or not cmd.words or not all(w.known for w in cmd.words):
+        return None
+    name = cmd.words[0].text.rsplit("/", 1)[-1]
+    args = [w.text for w in cmd.words[1:]]
+    if name == "echo":
+        newline, escapes = "\n", False
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            newline = "" if "n" in args[0] else newline
+            escapes = "e" in args[0] or escapes
+            args = args[1:]
+        text = " ".join(args)
+        return (decode_ansi_c(text) if escapes else text) + newline
+    if name == "printf" and args:
+        fmt = decode_ansi_c(args[0])
+        if "%" not in fmt:
+            return fmt
+        if fmt.count("%") == fmt.count("%s") + fmt.count("%b") and len(args) > 1:
+            out = fmt
+            for a in args[1:]:
+                out = out.replace("%s", a, 1).replace("%b", decode_ansi_c(a), 1)
+            return out
+        return None
+    if name == "cat" and not [a for a in args if a != "-"] and cmd.stdin in ("heredoc", "herestring"):
+        text = cmd.stdin_text or ""
+        return text + ("\n" if cmd.stdin == "herestring" else "")
+    return None
+
+
+def stdin_text(cmd: Cmd | None) -> str | None:
+    """The text a command reads on stdin, when the guardian can see it."""
+    if cmd is None:
+        return None
+    if cmd.stdin in ("heredoc", "herestring"):
+        return cmd.stdin_text
+    if cmd.stdin == "pipe" and isinstance(cmd.piped_from, Cmd):
+        return output_text(cmd.piped_from)
+    return None
+
+
+__all__ = ["ScriptRuns", "output_text", "shebang_lang", "stdin_text"]
