@@ -414,6 +414,57 @@ DOWNLOAD_RUN: list[Case] = [
     ("tar xzf pkg.tgz -C vendor && ls vendor", A, None, "extracting, then listing"),
 ]
 
+# 14. Piped input that becomes a command; wrappers' options that take values --------------------
+PIPED: list[Case] = [
+    ("echo ~ | xargs rm -rf", D, "fs.outside-worktree", "xargs"),
+    ("printf '/etc\\0' | xargs -0 rm -rf", D, "fs.outside-worktree", "xargs -0"),
+    ("echo ~ | xargs -I{} rm -rf {}", D, "fs.outside-worktree", "-I{}"),
+    ("echo ~ | xargs -I % rm -rf %", D, "fs.outside-worktree", "-I %"),
+    ("echo ~ | xargs --replace rm -rf {}", D, "fs.outside-worktree", "--replace takes no separate value"),
+    ("echo ~ | xargs --replace=X rm -rf X", D, "fs.outside-worktree", "--replace=X"),
+    ("echo ~ | xargs -i rm -rf {}", D, "fs.outside-worktree", "-i"),
+    ("echo ~ | xargs -iX rm -rf X", D, "fs.outside-worktree", "-iX"),
+    ("echo ~ | xargs -J % rm -rf %", D, "fs.outside-worktree", "BSD -J"),
+    ("echo ~ | xargs -r0 -P4 -n1 rm -rf", D, "fs.outside-worktree", "bundled flags and values"),
+    ("echo ~ | xargs -l rm -rf", D, "fs.outside-worktree", "-l has no separate value"),
+    ("echo ~ | xargs -e rm -rf", D, "fs.outside-worktree", "-e has no separate value"),
+    ("echo 'rm -rf ~' | xargs -I{} sh -c '{}'", D, "fs.outside-worktree", "into a shell"),
+    ("echo 'rm -rf ~' | xargs sh -c", D, "fs.outside-worktree", "sh -c of the items"),
+    ("xargs -a list.txt rm -rf", D, "fs.unresolved-target", "items from a file"),
+    ("cat list.txt | xargs rm -rf", D, "fs.unresolved-target", "items only known at run time"),
+    ("find / -name x | xargs rm -rf", D, "fs.outside-worktree", "found outside"),
+    ("parallel rm -rf ::: ~ /etc", D, "fs.outside-worktree", "parallel :::"),
+    ("parallel -j4 'rm -rf {}' ::: ~", D, "fs.outside-worktree", "a one-word template runs in the shell"),
+    ("parallel \"echo {} && rm -rf {}\" ::: /etc", D, "fs.outside-worktree", "a shell line"),
+    ("echo /etc | parallel 'rm -rf {}'", D, "fs.outside-worktree", "items from stdin"),
+    ("echo 'rm -rf ~' | parallel", D, "fs.outside-worktree", "lines as commands"),
+    ("parallel -a list.txt rm", D, "shell.unresolved", "parallel -a"),
+    ("env -P /usr/bin rm -rf ~", D, "fs.outside-worktree", "env -P DIR takes a value"),
+    ("env -vS 'rm -rf ~'", D, "fs.outside-worktree", "bundled -vS"),
+    ("env -iS 'rm -rf ~'", D, "fs.outside-worktree", "bundled -iS"),
+    ("env -S\"rm -rf ~\"", D, "fs.outside-worktree", "attached -S"),
+    ("env --split-string='rm -rf ~'", D, "fs.outside-worktree", "--split-string="),
+    ("env -iC / rm -rf etc", D, "fs.outside-worktree", "bundled -iC DIR"),
+    ("env -a ls rm -rf ~", D, "fs.outside-worktree", "env -a ARGV0"),
+    ("env --frob rm x", D, "shell.unresolved-command", "an env option the guardian does not know"),
+    ("builtin exec rm -rf ~", D, "fs.outside-worktree", "builtin"),
+    ("command -p rm -rf ~", D, "fs.outside-worktree", "command -p"),
+    ("exec -a ls rm -rf ~", D, "fs.outside-worktree", "exec -a NAME"),
+    ("exec -cl rm -rf ~", D, "fs.outside-worktree", "exec -cl"),
+    ("nice -19 rm -rf ~", D, "fs.outside-worktree", "nice -N"),
+    ("timeout -k 1 5 rm -rf ~", D, "fs.outside-worktree", "timeout -k"),
+    ("taskset -c 0 rm -rf ~", D, "fs.outside-worktree", "taskset -c"),
+    ("time -f %e rm -rf ~", D, "fs.outside-worktree", "time -f"),
+    # near misses
+    ("find . -name '*.o' -print0 | xargs -0 rm -f", A, None, "found inside"),
+    ("ls | xargs rm", A, None, "the cwd's own files"),
+    ("echo a b | xargs -n1 echo", A, None, "harmless"),
+    ("parallel echo {} ::: a b", A, None, "harmless"),
+    ("env FOO=1 ls", A, None, "an assignment"),
+    ("env -P ./bin ls", A, None, "a search path"),
+    ("command -v rm", A, None, "asking"),
+]
+
 # A human's check (no job context) may run every zen command.
 HUMAN_ZEN: list[Case] = [
     ("zen approve 3fa9c0d1e2f3", A, None, "a person approves"),
@@ -430,4 +481,5 @@ CLASSES: dict[str, list[Case]] = {
     "3-write-run": WRITE_RUN,
     "6-wrappers": WRAPPERS,
     "8-download-run": DOWNLOAD_RUN,
+    "14-piped": PIPED,
 }

@@ -98,16 +98,22 @@ def stdin_items(an: Analyser, cmd: Cmd | None, st: State) -> Word:
     return Word(UNK, "<stdin>")
 
 
+_XARGS_VALUE = "adEILnPsJRS"            # options that take a value (GNU and BSD)
+_XARGS_OPTIONAL = "eil"                 # options whose value is only attached (-i{}, -l5, -eEOF)
+_XARGS_VALUE_LONG = frozenset({"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs",
+                               "--max-chars", "--process-slot-var"})
+
+
 def xargs(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
-    opts, pos = split_opts(args, "aEeIiLlnPsd", frozenset({
-        "--arg-file", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs",
-        "--max-chars", "--delimiter", "--process-slot-var"}), stop_first=True)
+    """xargs [options] [COMMAND [ARGS]]: COMMAND runs with the items of stdin (or -a FILE) as
+    arguments, or in place of a replacement string (-I R, -i[R], --replace[=R], BSD -J R)."""
+    opts, pos = _xargs_options(an, args)
     item = stdin_items(an, cmd, st)
-    af = val(opts, "-a", "--arg-file")
+    af = opts.get("-a")
     if af is not None:
         an.read_word(af, st)
         item = Word(UNK, "<file>")
-    repl = val(opts, "-I", "--replace", "-i")
+    repl = next((opts[k] for k in ("-I", "-i", "-J") if k in opts), None)
     if not pos:
         pos = [lit("echo")]
     if repl is not None:
@@ -116,6 +122,44 @@ def xargs(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     else:
         sub = [*pos, item]
     an.leaf(sub, st, None, depth + 1)
+
+
+def _xargs_options(an: Analyser, args: list[Word]) -> tuple[dict[str, Word], list[Word]]:
+    """{option: value} (long forms folded into their letters) and the command words."""
+    opts: dict[str, Word] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        t = a.text
+        if not a.known:
+            an.deny("shell.unresolved-command", "xargs with an option only known at run time")
+        if t == "--":
+            i += 1
+            break
+        if not t.startswith("-") or t == "-":
+            break
+        if t.startswith("--"):
+            opt, eq, value = t.partition("=")
+            if opt in _XARGS_VALUE_LONG and not eq:
+                value = args[i + 1].text if i + 1 < len(args) else ""
+                i += 1
+            key = {"--arg-file": "-a", "--replace": "-i", "--eof": "-e"}.get(opt, opt)
+            opts[key] = lit(value if (eq or opt in _XARGS_VALUE_LONG) else "")
+        else:
+            for k, c in enumerate(t[1:]):
+                rest = t[k + 2:]
+                if c in _XARGS_VALUE:
+                    value = rest or (args[i + 1].text if i + 1 < len(args) else "")
+                    if not rest:
+                        i += 1
+                    opts["-" + c] = lit(value)
+                    break
+                if c in _XARGS_OPTIONAL:
+                    opts["-" + c] = lit(rest)
+                    break
+                opts["-" + c] = lit("")
+        i += 1
+    return opts, args[i:]
 
 
 def parallel(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -139,7 +183,8 @@ def parallel(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | No
         for v in values:
             an.walk(v.text, st.copy(vars={}), depth + 1)
         return
-    template = " ".join(sq(p.text) if p.known else UNK for p in pos)
+    # parallel joins its command words with spaces and runs the line through the shell
+    template = " ".join(p.text if p.known else UNK for p in pos)
     if "{" not in template:
         template += " {}"
     for v in values or [Word(UNK)]:

@@ -71,52 +71,71 @@ def shell(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     interp.interp_stdin(an, name, cmd, shell=True, st=st, depth=depth)
 
 
+_ENV_VALUE_LONG = frozenset({"--unset", "--chdir", "--split-string", "--argv0", "--path"})
+_ENV_FLAG_LONG = frozenset({"--ignore-environment", "--null", "--debug", "--list-signal-handling",
+                            "--default-signal", "--ignore-signal", "--block-signal"})
+
+
 def env(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """env [-i0v] [-u NAME] [-C DIR] [-S STRING] [-P PATH] [-a ARGV0] [NAME=VALUE]... [COMMAND...],
+    with options bundled (-vS, -iC DIR) and long forms (--chdir=DIR) as env reads them."""
     i = 0
     cwd_st = st
+    search: str | None = None
     while i < len(args):
         a = args[i]
         t = a.text
         if not a.known:
             an.deny("shell.unresolved-command", "env runs a command only known at run time")
-        if t in ("-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-") or \
-                t.startswith(("--unset=", "--chdir=", "--default-signal", "--ignore-signal",
-                              "--block-signal", "--list-signal-handling")):
-            if t.startswith("--chdir="):
-                cwd_st = st.copy(cwds=(norm(t.split("=", 1)[1], st.cwd),))
-            i += 1
-            continue
-        if t in ("-u", "--unset"):
-            i += 2
-            continue
-        if t in ("-C", "--chdir"):
-            if i + 1 < len(args):
-                cwd_st = st.copy(cwds=(norm(args[i + 1].text, st.cwd) if args[i + 1].known else None,))
-            i += 2
-            continue
-        if t.startswith("-S") or t.startswith("--split-string"):
-            split = t[2:] if t.startswith("-S") and len(t) > 2 else (
-                t.split("=", 1)[1] if "=" in t else (args[i + 1].text if i + 1 < len(args) else ""))
-            if not (t.startswith("-S") and len(t) > 2) and "=" not in t:
-                i += 1
-            tail = " ".join(sq(w.text) for w in args[i + 1:])
-            an.walk(split + (" " + tail if tail else ""), cwd_st.copy(vars={}), depth + 1)
-            return
-        if t.startswith("-") and t != "--":
-            i += 1
-            continue
         if t == "--":
             i += 1
             break
-        if "=" in t and not t.startswith("="):
+        if t == "-":
+            i += 1
+            continue
+        opts: list[tuple[str, str | None]] = []
+        if t.startswith("--"):
+            opt, eq, value = t.partition("=")
+            if opt in _ENV_VALUE_LONG and not eq:
+                value = args[i + 1].text if i + 1 < len(args) else ""
+                i += 1
+            elif opt not in _ENV_VALUE_LONG and opt not in _ENV_FLAG_LONG:
+                an.deny("shell.unresolved-command", f"`env {opt}`: an option the guardian does not know")
+            opts.append((opt, value if opt in _ENV_VALUE_LONG else None))
+        elif t.startswith("-") and len(t) > 1:
+            for k, c in enumerate(t[1:]):
+                if c in "uCSPa":
+                    value = t[k + 2:] or (args[i + 1].text if i + 1 < len(args) else "")
+                    if not t[k + 2:]:
+                        i += 1
+                    opts.append(({"u": "--unset", "C": "--chdir", "S": "--split-string", "P": "--path",
+                                  "a": "--argv0"}[c], value))
+                    break
+                opts.append(("-" + c, None))
+        elif "=" in t and not t.startswith("="):
             n, _, v = t.partition("=")
             an.assignment(n, lit(v), st, depth)
             i += 1
             continue
-        break
+        else:
+            break
+        i += 1
+        for opt, optval in opts:
+            if opt == "--chdir":
+                cwd_st = st.copy(cwds=(norm(optval or "", st.cwd),))
+            elif opt == "--path":
+                search = optval or "."
+            elif opt == "--split-string":
+                tail = " ".join(sq(w.text) for w in args[i:])
+                an.walk((optval or "") + (" " + tail if tail else ""), cwd_st.copy(vars={}), depth + 1)
+                return
     rest = args[i:]
     if not rest:
         an.deny("creds.env-dump", "`env` without a command prints the whole environment")
+    if search is not None and "/" not in rest[0].text:
+        # env -P DIR looks the program up in DIR: judged as the file it finds there
+        first = search.split(":", 1)[0] or "."
+        rest = [Word(first.rstrip("/") + "/" + rest[0].text, rest[0].raw), *rest[1:]]
     an.payload(rest, cwd_st, cmd, depth)
 
 
