@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.paths import norm, under
 from zen.guard.rules import env
+from zen.guard.rules.gitopts import expand
 from zen.guard.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ _SMUGGLE_KEYS = (
     r"attributesfile|excludesfile)|pager\..*|diff\..*\.(textconv|command)|diff\.external|"
     r"merge\..*\.driver|filter\..*|credential\..*|sequence\.editor|gpg\..*program|"
     r"gpg\.program|uploadpack\..*|receive\..*|protocol\..*allow|clean\.requireforce|"
-    r"include\..*|includeif\..*|http\..*proxy.*|remote\..*\.(receivepack|uploadpack|proxy)|"
+    r"include\..*|includeif\..*|http\..*proxy.*|remote\..*\.(receivepack|uploadpack|proxy|push|mirror)|"
     r"ssh\.variant|init\.templatedir|web\.browser|browser\..*|man\..*|instaweb\..*|"
     r"difftool\..*|mergetool\..*|interactive\.difffilter|color\.pager|log\.showsignature)$")
 
@@ -53,6 +54,11 @@ READ_ONLY = frozenset({
     "range-diff", "verify-commit", "verify-tag", "ls-remote", "--version", "--help", "-h",
 })
 _READS_PATHS = frozenset({"add", "diff", "blame", "hash-object", "show", "stage", "annotate"})
+# short options that take a value (attached or next): -bNAME, -cNAME, -ofix, -mMSG, ...
+SHORT_VALUES = {"checkout": "bB", "switch": "cC", "branch": "u", "clean": "e", "push": "o", "restore": "s",
+                "stash": "m", "commit": "mFCct", "tag": "mFu", "clone": "bocuj", "rebase": "xsX",
+                "worktree": "bB", "fetch": "j", "pull": "jsX", "merge": "msX", "cherry-pick": "mX",
+                "revert": "mX", "am": "pC", "format-patch": "o", "notes": "mFCc", "reset": "", "grep": "efABCm"}
 
 
 class Sub:
@@ -62,20 +68,39 @@ class Sub:
 
     def __init__(self, name: str, args: list[Word], st: State, depth: int) -> None:
         self.name = name
+        # long options as git reads them: a unique prefix is the option (--har is --hard)
+        args = [Word(expand(name, a.text), a.raw) if a.known and a.text.startswith("--") and a.text != "--"
+                else a for a in args]
         self.args = args
         self.st = st
         self.depth = depth
-        self.flags = [a.text for a in args if a.text.startswith("-")]
-        self.pos = [a for a in args if not a.text.startswith("-")]
+        # words after `--` are paths, however much they look like options
+        end = next((k for k, a in enumerate(args) if a.known and a.text == "--"), len(args))
+        self.flags = [a.text for a in args[:end] if a.text.startswith("-") and a.text != "--"]
+        self.pos = [a for a in args[:end] if not a.text.startswith("-")] + list(args[end + 1:])
         self.ptexts = [a.text for a in self.pos]
 
     def short(self, letter: str) -> bool:
-        """`letter` in a short option cluster (-fd)."""
-        return any(f.startswith("-") and not f.startswith("--") and letter in f[1:] for f in self.flags)
+        """`letter` in a short option cluster (-fd), before any letter that takes the rest of the
+        cluster as its value (`checkout -bfix` is -b fix, not -f)."""
+        return any(letter in short_letters(self.name, f) for f in self.flags)
+
+
+def short_letters(sub: str, flag: str) -> str:
+    """The option letters of a short cluster, up to and including the first that takes a value."""
+    if not flag.startswith("-") or flag.startswith("--"):
+        return ""
+    takes = SHORT_VALUES.get(sub, "")
+    out = ""
+    for c in flag[1:]:
+        out += c
+        if c in takes:
+            break
+    return out
 
 
 def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
-    i, st = _global_options(an, args, st)
+    i, st, zen_home = _global_options(an, args, st, depth)
     rest = args[i:]
     if not rest:
         return
@@ -84,6 +109,8 @@ def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
     sub = Sub(rest[0].text, rest[1:], st, depth)
     env.cred_command(an, "git", rest)
     if sub.name not in READ_ONLY and not _read_only(sub):
+        if zen_home:
+            an.deny("git.other-repo", f"`git {sub.name}` in zen's home: only read-only git commands reach it")
         an.ro(f"`git {sub.name}`")
     handle = SUBCOMMANDS.get(sub.name)
     if handle is not None:
@@ -96,8 +123,10 @@ def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
     # apply / am write only inside the repository git runs in (checked above with -C / cwd)
 
 
-def _global_options(an: Analyser, args: list[Word], st: State) -> tuple[int, State]:
-    """The index of the subcommand, and the state git runs it in (after -C)."""
+def _global_options(an: Analyser, args: list[Word], st: State, depth: int) -> tuple[int, State, bool]:
+    """The index of the subcommand, the state git runs it in (after -C), and whether it runs in
+    zen's home (where only read-only commands may)."""
+    zen_home = False
     i = 0
     while i < len(args):
         a = args[i]
@@ -117,8 +146,10 @@ def _global_options(an: Analyser, args: list[Word], st: State) -> tuple[int, Sta
             value = nxt.text
             i += 1
         if name == "-c" and value is not None:
-            key = value.split("=", 1)[0]
-            if smuggles(key):
+            key, _, setting = value.partition("=")
+            if _git_alias(an, key, setting, st, depth):
+                pass
+            elif smuggles(key):
                 an.deny("git.config-smuggle", f"`git -c {key}=...` can run commands or change what git "
                         "does; not allowed")
         elif name == "--config-env":
@@ -128,14 +159,26 @@ def _global_options(an: Analyser, args: list[Word], st: State) -> tuple[int, Sta
             if p is None:
                 an.deny("git.other-repo", f"`git {name}` to a directory the guardian cannot resolve")
             if not any(under(p, r) for r in an.roots):
-                an.deny("git.other-repo", f"`git {name} {value}`: another repository, outside the "
-                        "job's worktree")
+                if an.home and under(p, an.home):
+                    zen_home = True
+                else:
+                    an.deny("git.other-repo", f"`git {name} {value}`: another repository, outside the "
+                            "job's worktree")
             if name == "-C":
                 st = st.copy(cwds=(p,))
         elif name == "--exec-path" and value is not None:
             an.deny("git.config-smuggle", "`git --exec-path=` swaps git's own programs")
         i += 1
-    return i, st
+    return i, st, zen_home
+
+
+def _git_alias(an: Analyser, key: str, value: str, st: State, depth: int) -> bool:
+    """An alias of git's own commands (`alias.st=status`) is judged as the command it stands for;
+    True when `key` is such an alias. A `!` alias runs the shell: the caller denies it."""
+    if not key.lower().startswith("alias.") or not value.strip() or value.lstrip().startswith("!"):
+        return False
+    an.walk("git " + value, st.copy(vars={}), depth + 1)
+    return True
 
 
 def _read_only(sub: Sub) -> bool:
@@ -209,7 +252,7 @@ def _restore(an: Analyser, s: Sub) -> None:
 
 def _switch(an: Analyser, s: Sub) -> None:
     if "--discard-changes" in s.flags or "--force" in s.flags or s.short("f") or \
-            any(f in ("-C", "--force-create") for f in s.flags):
+            s.short("C") or any(f.split("=", 1)[0] == "--force-create" for f in s.flags):
         an.deny("git.discard", "`git switch --discard-changes/-f/-C` throws away work")
 
 
@@ -306,12 +349,13 @@ def _push(an: Analyser, s: Sub) -> None:
                 skip = name in ("--repo", "--push-option")
             continue
         if t.startswith("-") and len(t) > 1:
-            if "f" in t[1:]:
+            letters = short_letters("push", t)
+            if "f" in letters:
                 force = True
-            if "d" in t[1:]:
+            if "d" in letters:
                 an.deny("git.push-destructive", "`git push -d` deletes remote branches")
-            if t == "-o":
-                skip = True
+            if letters.endswith("o") and t.endswith("o"):
+                skip = True         # -o VALUE
             continue
         texts.append(t)
     if force:
@@ -350,7 +394,9 @@ def _config(an: Analyser, s: Sub) -> None:
     words = ptexts[1:] if ptexts[:1] in (["set"], ["add"]) else ptexts
     if words:
         key = words[0]
-        if smuggles(key) and len(words) >= 2:
+        if len(words) >= 2 and _git_alias(an, key, words[1], s.st, s.depth):
+            pass
+        elif smuggles(key) and len(words) >= 2:
             an.deny("git.config-smuggle", f"`git config {key}` persists a command git will run")
     if any(f in ("--global", "--system") for f in flags) and len(words) >= 2:
         an.deny("fs.outside-worktree", "`git config --global/--system` changes configuration outside the "
@@ -427,6 +473,12 @@ def _log(an: Analyser, s: Sub) -> None:
             an.write_word(lit(a.text.split("=", 1)[1]), s.st, f"`git {s.name} --output` writes")
 
 
+def _remote(an: Analyser, s: Sub) -> None:
+    if s.ptexts[:1] == ["add"] and any(f.split("=", 1)[0] == "--mirror" for f in s.flags):
+        an.deny("git.push-destructive", "`git remote add --mirror` makes every later push a mirror push, "
+                "which deletes and overwrites remote branches")
+
+
 def _credential(an: Analyser, s: Sub) -> None:
     an.deny("creds.command", f"`git {s.name}` reads stored credentials")
 
@@ -440,5 +492,6 @@ SUBCOMMANDS: dict[str, Callable[[Analyser, Sub], None]] = {
     "difftool": _difftool, "mergetool": _difftool, "grep": _grep, "clone": _clone_init,
     "init": _clone_init, "fetch": _fetch, "pull": _fetch, "ls-remote": _fetch,
     "archive": _archive, "format-patch": _archive, "bundle": _archive,
-    "log": _log, "diff": _log, "show": _log, "credential": _credential,
+    "log": _log, "diff": _log, "show": _log, "credential": _credential, "remote": _remote,
+    "send-pack": _push,
 }
