@@ -31,10 +31,7 @@ from zen.guard import sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.checks import PathChecks
 from zen.guard.options import flag_present
-from zen.guard.paths import (
-    Resolver,
-    norm,
-)
+from zen.guard.paths import Resolver, norm, under
 from zen.guard.policy import Policy, Rule
 from zen.guard.rules.table import HANDLERS, MULTICALL, script_identity
 from zen.guard.scripts import ScriptRuns, output_text
@@ -43,6 +40,14 @@ from zen.guard.urls import URL_IN_TEXT, host_of, looks_host, url_host
 from zen.guard.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
 
 MAX_LEAF_DEPTH = 12
+# shell builtins: a file of the same name on $PATH does not run in their place
+_BUILTINS = frozenset({"cd", "pushd", "popd", "echo", "printf", "test", "[", "[[", "true", "false", ":",
+                       "export", "declare", "typeset", "local", "readonly", "unset", "set", "shift",
+                       "source", ".", "eval", "exec", "exit", "return", "read", "wait", "trap", "alias",
+                       "unalias", "hash", "type", "command", "builtin", "let", "shopt", "umask", "ulimit",
+                       "jobs", "bg", "fg", "kill", "getopts", "mapfile", "readarray", "dirs", "times",
+                       "enable", "break", "continue", "pwd", "history", "disown", "suspend", "caller",
+                       "compgen", "complete", "compopt", "coproc", "fc", "help", "logout", "bind"})
 
 
 class Denied(Exception):
@@ -202,10 +207,17 @@ class Analyser(PathChecks, ScriptRuns):
             self.deny("shell.unresolved-command", f"the program name `{head.raw}` is only known at run "
                       "time")
         prog = head.text
+        if head.glob and prog not in ("[", "[["):
+            self.deny("shell.unresolved-command", f"the program name `{head.raw}` is a pattern: which "
+                      "program runs depends on the files it matches")
         name = prog.rsplit("/", 1)[-1] if "/" in prog else prog
         args = words[1:]
         if not name or (name.startswith("-") and name != "-"):
             self.deny("shell.unresolved-command", f"cannot tell which program `{prog}` runs")
+        if "/" not in prog and name not in _BUILTINS:
+            found = self.on_search_path(name, st, cmd)
+            if found is not None:    # a file the agent can write, found on $PATH before the system's
+                prog, head = found, Word(found, head.raw)
         if "/" in prog:
             name = self.program_name(prog, name, st)
             if name != "zen":        # zen's own script (or a copy of it) is judged as zen
@@ -215,6 +227,38 @@ class Analyser(PathChecks, ScriptRuns):
                       "not what it says")
         self.policy_rules(name, args, st, cmd)
         self.handler(name)(self, name, args, st, cmd, depth)
+
+    def on_search_path(self, name: str, st: State, cmd: Cmd | None) -> str | None:
+        """The file `name` runs when $PATH holds a folder of the worktree (or a relative one) where
+        this command writes it or it exists; None when every folder on $PATH is the system's."""
+        value: str | None
+        assigned = dict(cmd.assigns).get("PATH") if cmd is not None else None
+        if assigned is not None:
+            value = assigned.text if assigned.known else None
+        elif "PATH" in st.vars:
+            value = st.vars["PATH"]
+        else:
+            value = self.env.get("PATH", "")
+        if value is None or UNK in value:
+            self.deny("shell.unresolved-command", f"`{name}` is looked up in a $PATH only known at run time")
+        for entry in value.split(":"):
+            folder = norm(entry or ".", st.cwd) if (entry.startswith("/") or st.cwd) else None
+            if folder is None:
+                self.deny("shell.unresolved-command", f"`{name}` is looked up in a relative $PATH folder "
+                          "from a directory only known at run time")
+            if not any(under(folder, r) for r in self.roots):
+                continue
+            path = folder.rstrip("/") + "/" + name
+            known, _ = self._written(path)
+            if known:
+                return path
+            if self.ctx.read is not None:
+                try:
+                    if self.ctx.read(path) is not None:
+                        return path
+                except OSError:
+                    return path
+        return None
 
     def program_name(self, prog: str, name: str, st: State) -> str:
         """The name a program path is judged by: through links (made earlier in the script or on

@@ -481,19 +481,25 @@ class Expander:
     def _var(self, name: str, st: State, buf: _Buf, quoted: bool) -> None:
         if is_secret_name(name):
             buf.secret = True
-        self._append_value(buf, self.lookup(name, st), quoted)
+        self._append_value(buf, self.lookup(name, st), quoted, st)
 
-    @staticmethod
-    def _append_value(buf: _Buf, value: str | None, quoted: bool) -> None:
+    def _append_value(self, buf: _Buf, value: str | None, quoted: bool, st: State) -> None:
         """An expansion's static value as part of a word (UNK when unknown)."""
         if value is None:
             buf.parts.append(UNK)
         elif quoted:
             buf.parts.append(value.translate(MARK_ALL))
-        elif any(c in value for c in " \t\n"):
+        elif any(c in value for c in self._ifs(st)):
             buf.parts.append(UNK)      # word splitting would cut it: give up on the word
         else:
             buf.parts.append(value.translate(MARK_NOGLOB))
+
+    def _ifs(self, st: State) -> str:
+        """The characters unquoted expansions are split on ($IFS; all of them when unknown)."""
+        if "IFS" in st.vars:
+            value = st.vars["IFS"]
+            return value if value is not None else "".join(map(chr, range(32, 127))) + " \t\n"
+        return " \t\n" if st.opaque is False else "".join(map(chr, range(32, 127))) + " \t\n"
 
     def _expansion(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
         named = node.named_children
@@ -515,7 +521,7 @@ class Expander:
     def _command_substitution(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
         buf.subst = True
         self._substitution(node, st)
-        self._append_value(buf, self._static_substitution(node, st), quoted)
+        self._append_value(buf, self._static_substitution(node, st), quoted, st)
 
     def _static_substitution(self, node: Any, st: State) -> str | None:
         """$(pwd), $(dirname X), $(basename X), $(echo X): values bash would compute for sure."""

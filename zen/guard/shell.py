@@ -24,7 +24,18 @@ from collections.abc import Callable
 from typing import Any
 
 from zen.guard.expand import Expander
-from zen.guard.words import MAX_DEPTH, MAX_LOOP_VALUES, Cmd, ShellError, State, Word, join, lit
+from zen.guard.words import (
+    MAX_DEPTH,
+    MAX_LOOP_VALUES,
+    Cmd,
+    ShellError,
+    State,
+    Word,
+    expand_command_braces,
+    join,
+    join_continuations,
+    lit,
+)
 
 # --------------------------------------------------------------------------------------------
 # parsing
@@ -115,7 +126,17 @@ class Walker(Expander):
     def script(self, src: str, st: State) -> State:
         if self.depth > MAX_DEPTH:
             raise ShellError("shell.depth", f"shells nested more than {MAX_DEPTH} deep")
-        tree = parse(src)
+        src = join_continuations(src)
+        try:
+            tree = parse(src)
+        except ShellError:
+            # `{rm,-rf,~}` is brace expansion in the command word, which tree-sitter reads as an
+            # unclosed group: expand it as bash does and read the result
+            rewritten = expand_command_braces(src)
+            if rewritten == src:
+                raise
+            src = rewritten
+            tree = parse(src)
         self.src = src.encode("utf-8", "surrogateescape")
         _, out = self._seq(tree.root_node, st)
         missed = command_node_ids(tree) - self.visited
@@ -340,6 +361,11 @@ class Walker(Expander):
         cmd = Cmd("declaration", words, st, self.text(node))
         cmd.assigns = pairs
         self._emit(cmd)
+        if any(w.text.startswith("-") and "n" in w.text[1:] for w in words[1:]):
+            # declare -n: a name that stands for another variable, whatever that holds later
+            names = [n for n, _ in pairs] + [w.text for w in words[1:] if not w.text.startswith("-")]
+            new = st.set_vars((n.split("=", 1)[0], None) for n in names)
+            return new, new
         new = st.set_vars((n, w.text if w.known else None) for n, w in pairs)
         return new, new
 

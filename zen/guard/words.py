@@ -12,6 +12,7 @@ Lean on purpose: runs inside the PreToolUse hook (stdlib only).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -382,3 +383,49 @@ def link_pairs(args: list[Word], cwd: str | None, symbolic_only: bool = True) ->
         base = cwd if relative else posixpath.dirname(link_abs)
         out[link_abs] = posixpath.normpath(posixpath.join(base, target))
     return out
+
+
+def join_continuations(src: str) -> str:
+    """`src` with every backslash-newline outside single quotes removed, as bash reads it before
+    splitting words (`r\\<newline>m -rf ~` is rm; tree-sitter would make two words of it)."""
+    if "\\\n" not in src:
+        return src
+    out: list[str] = []
+    i, n = 0, len(src)
+    single = double = False
+    while i < n:
+        c = src[i]
+        if single:
+            out.append(c)
+            single = c != "'"
+        elif c == "\\" and i + 1 < n:
+            if src[i + 1] != "\n":
+                out.append(src[i:i + 2])
+            i += 2
+            continue
+        elif c == "#" and not double and (i == 0 or src[i - 1] in " \t\n;&|()"):
+            end = src.find("\n", i)      # a comment: its quotes quote nothing
+            end = n if end < 0 else end
+            out.append(src[i:end])
+            i = end
+            continue
+        else:
+            if c == "'" and not double:
+                single = True
+            elif c == '"':
+                double = not double
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_COMMAND_BRACE = re.compile(r"(^|[;&|(\n]\s*)(\{[^\s{}]*,[^\s{}]*\}[^\s;&|()]*)(?=\s|$|[;&|)])")
+
+
+def expand_command_braces(src: str) -> str:
+    """Brace expansion in a command word (`{rm,-rf,~}`, `{r,}m`) done as bash does it, the words
+    it makes separated by spaces; `src` unchanged when there is none."""
+    def one(m: re.Match[str]) -> str:
+        words = brace_expand(m.group(2))
+        return m.group(1) + (" ".join(words) if UNK not in words else m.group(2))
+    return _COMMAND_BRACE.sub(one, src)

@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING
 
 from zen.guard.options import has, is_mode_word, remote, split_opts, val
 from zen.guard.paths import SAFE_DEVICES, norm
+from zen.guard.rules.table import HANDLERS
 from zen.guard.scripts import stdin_text
 from zen.guard.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
+
+SYSTEM_BIN = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
 
 
 def rm(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -94,6 +97,7 @@ def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         if remote(s.text) and name in ("rsync", "scp"):
             continue
         an.read_word(s, st, recursive=True)
+        _program_copy(an, name, s, dest, len(srcs) > 1 or tdir is not None)
     _copy_links(an, name, opts, srcs, dest, st)
     if remote(dest.text) and name in ("rsync", "scp"):
         an.need("network_requests", "approval.network", f"`{name}` copies to another host")
@@ -137,6 +141,20 @@ def link(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         an.write_word(dest, st, f"`{name}` creates a link at")
         return
     an.write_word(dest, st, f"`{name}` writes")
+
+
+def _program_copy(an: Analyser, name: str, src: Word, dest: Word, into_dir: bool) -> None:
+    """A program of the system copied under another name (`cp /bin/rm ./ls`): what `./ls` runs then
+    is not what its name says."""
+    if not src.known or not dest.known:
+        return
+    folder, _, base = src.text.rstrip("/").rpartition("/")
+    if folder not in SYSTEM_BIN or base not in HANDLERS:
+        return
+    new = base if into_dir or dest.text.endswith("/") or dest.text in (".", "..") else dest.text.rstrip("/").rsplit("/", 1)[-1]
+    if new != base:
+        an.deny("fs.program-copy", f"`{name}` copies the program {base} under the name {new}: what "
+                f"{new} runs would not be what its name says")
 
 
 def _copy_links(an: Analyser, name: str, opts: list[tuple[str, Word | None]], srcs: list[Word], dest: Word,

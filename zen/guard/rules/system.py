@@ -51,3 +51,8 @@ def data(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         an.ro(f"`{name}`")
     if name in ("getent",) and args and args[0].text in ("shadow", "gshadow"):
         an.deny("creds.read", "reads the shadow password database")
+    flags = "".join(a.text[1:] for a in args if a.known and a.text.startswith("-"))
+    if name == "hash" and "p" in flags:
+        an.deny("shell.unresolved-command", "`hash -p` makes a name run another program")
+    if name == "enable" and "f" in flags:
+        an.deny("opaque.exec", "`enable -f` loads a builtin from a shared object (code the guardian cannot see)")
