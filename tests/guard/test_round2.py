@@ -346,3 +346,44 @@ def test_git_reads_these_prefixes_so(command: str, expanded: str, tmp_path: Path
         assert "ambiguous option" in r.stderr, r.stderr
     else:
         assert "ambiguous option" not in r.stderr and f"unknown option `{flag[2:]}'" not in r.stderr, r.stderr
+
+
+def test_git_commands_and_tar_options_are_the_installed_tools_own() -> None:
+    """git ignores an alias named like one of its commands, and tar takes unique prefixes of its
+    long options: the guardian's lists must hold only names the installed tools have."""
+    import re
+    import shutil
+    import subprocess
+
+    from zen.guard.rules.archive import TAR_LONG_OPTIONS
+    from zen.guard.rules.gitopts import GIT_COMMANDS
+
+    if shutil.which("git") is None or shutil.which("tar") is None:
+        pytest.skip("git or tar is not installed")
+    live = set(subprocess.run(["git", "--list-cmds=main"], capture_output=True, text=True).stdout.split())
+    assert live >= GIT_COMMANDS, sorted(GIT_COMMANDS - live)
+    help_text = subprocess.run(["tar", "--help"], capture_output=True, text=True).stdout
+    assert set(TAR_LONG_OPTIONS) <= set(re.findall(r"--([a-z][a-z0-9-]*)", help_text))
+
+
+def test_git_aliases_on_disk_are_judged(policy, tmp_path: Path) -> None:
+    """An alias persisted in an earlier turn (in the repository's config, through the worktree's
+    .git file) is judged as what it stands for."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"], check=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+    wt = tmp_path / "home" / "worktrees" / "J"
+    wt.parent.mkdir(parents=True)
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(wt)], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "alias.wipe", "clean -fdx"], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "alias.sh", "!rm -rf ~"], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "alias.st", "status"], check=True)
+    ctx = Context(cwd=str(wt), worktree=str(wt), home=str(tmp_path / "home"), user_home=str(tmp_path / "u"),
+                  job_id="J", env={"HOME": str(tmp_path / "u")}, realpath=os.path.realpath, read=read_head)
+    assert decide(ToolCall("Bash", command="git wipe"), ctx, policy).rule == "git.clean"
+    assert decide(ToolCall("Bash", command="git sh"), ctx, policy).rule == "fs.outside-worktree"
+    assert decide(ToolCall("Bash", command="git st"), ctx, policy).allowed

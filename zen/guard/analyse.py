@@ -115,6 +115,7 @@ class Analyser(PathChecks, ScriptRuns):
         self.aliases: set[str] = set()      # aliases the script defines (run by a later line)
         self.written: dict[str, str | None] = {}   # files the command writes: their text, if seen
         self.trees: list[str] = []          # folders it fills with files it cannot see
+        self.memo: dict[str, Any] = {}      # what rule modules remember within one decision
 
     # -- outcomes ---------------------------------------------------------------------------------
     def deny(self, rule: str, reason: str) -> NoReturn:

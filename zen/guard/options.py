@@ -76,6 +76,18 @@ def val(opts: list[tuple[str, Word | None]], *names: str) -> Word | None:
     return None
 
 
+def complete_long(flag: str, options: tuple[str, ...] | frozenset[str]) -> str:
+    """--name[=value] with name completed to the one long option it is a unique prefix of (as
+    getopt_long and argp read it); unchanged when it is exact, ambiguous or unknown."""
+    if not flag.startswith("--") or len(flag) <= 2:
+        return flag
+    name, eq, value = flag[2:].partition("=")
+    if name in options:
+        return flag
+    found = [o for o in options if o.startswith(name)]
+    return f"--{found[0]}{eq}{value}" if len(found) == 1 else flag
+
+
 def flag_present(texts: list[str], flag: str) -> bool:
     """`flag` is among `texts` (also as --flag=value, or bundled in a short cluster like -xf)."""
     for t in texts:

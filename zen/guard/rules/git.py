@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zen.guard.paths import norm, under
-from zen.guard.rules import env
+from zen.guard.rules import env, gitalias
 from zen.guard.rules.gitopts import expand
 from zen.guard.words import Cmd, State, Word, lit
 
@@ -107,6 +107,8 @@ def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
     if i:   # policy rules see the subcommand even behind global options (git -C . push ...)
         an.policy_rules("git", rest, st, cmd)
     sub = Sub(rest[0].text, rest[1:], st, depth)
+    if gitalias.run_alias(an, sub.name, rest[1:], st, depth):
+        return
     env.cred_command(an, "git", rest)
     if sub.name not in READ_ONLY and not _read_only(sub):
         if zen_home:
@@ -175,7 +177,10 @@ def _global_options(an: Analyser, args: list[Word], st: State, depth: int) -> tu
 def _git_alias(an: Analyser, key: str, value: str, st: State, depth: int) -> bool:
     """An alias of git's own commands (`alias.st=status`) is judged as the command it stands for;
     True when `key` is such an alias. A `!` alias runs the shell: the caller denies it."""
-    if not key.lower().startswith("alias.") or not value.strip() or value.lstrip().startswith("!"):
+    if not key.lower().startswith("alias.") or not value.strip():
+        return False
+    gitalias.record(an, key.split(".", 1)[1], value)
+    if value.lstrip().startswith("!"):
         return False
     an.walk("git " + value, st.copy(vars={}), depth + 1)
     return True

@@ -1,5 +1,5 @@
-"""git's long options per subcommand, as git 2.39 lists them (`git SUB -h`), and how git reads
-an abbreviated one: any unique prefix of an option (or of its --no- form) is that option, so
+"""git's own commands and the long options of each, as git 2.39 lists them (`git --list-cmds=main`,
+`git SUB -h`), and how git reads an abbreviated option: any unique prefix of an option (or of its --no- form) is that option, so
 `git reset --har` is --hard and `git push --forc` is --force. (Revision and diff options, e.g.
 log's --output=, are read exactly: no prefixes there.) Data and one pure function.
 """
@@ -100,6 +100,35 @@ GIT_LONG_OPTIONS: dict[str, tuple[str, ...]] = {
         "merge", "name", "no-fetch", "quiet", "rebase", "recommend-shallow", "recursive", "reference",
         "remote", "single-branch", "summary-limit"),
 }
+
+# git 2.39's own commands (`git --list-cmds=main`): an alias of one of these names is ignored by
+# git, an alias of any other name runs
+GIT_COMMANDS = frozenset({
+    "add", "add--interactive", "am", "annotate", "apply", "archive",
+    "bisect", "bisect--helper", "blame", "branch", "bugreport", "bundle", "cat-file", "check-attr",
+    "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout--worker",
+    "checkout-index", "cherry", "cherry-pick", "clean", "clone", "column", "commit", "commit-graph",
+    "commit-tree", "config", "count-objects", "credential", "credential-cache",
+    "credential-cache--daemon", "credential-store", "daemon", "describe", "diagnose", "diff",
+    "diff-files", "diff-index", "diff-tree", "difftool", "difftool--helper", "env--helper",
+    "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg",
+    "for-each-ref", "for-each-repo", "format-patch", "fsck", "fsck-objects", "fsmonitor--daemon", "gc",
+    "get-tar-commit-id", "grep", "hash-object", "help", "hook", "http-backend", "http-fetch",
+    "http-push", "imap-send", "index-pack", "init", "init-db", "instaweb", "interpret-trailers", "log",
+    "ls-files", "ls-remote", "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base",
+    "merge-file", "merge-index", "merge-octopus", "merge-one-file", "merge-ours", "merge-recursive",
+    "merge-recursive-ours", "merge-recursive-theirs", "merge-resolve", "merge-subtree", "merge-tree",
+    "mergetool", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "pack-objects",
+    "pack-redundant", "pack-refs", "patch-id", "pickaxe", "prune", "prune-packed", "pull", "push",
+    "quiltimport", "range-diff", "read-tree", "rebase", "receive-pack", "reflog", "remote",
+    "remote-ext", "remote-fd", "remote-ftp", "remote-ftps", "remote-http", "remote-https", "repack",
+    "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert", "rm",
+    "send-pack", "sh-i18n--envsubst", "shell", "shortlog", "show", "show-branch", "show-index",
+    "show-ref", "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule",
+    "submodule--helper", "subtree", "switch", "symbolic-ref", "tag", "unpack-file", "unpack-objects",
+    "update-index", "update-ref", "update-server-info", "upload-archive", "upload-archive--writer",
+    "upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version", "web--browse",
+    "whatchanged", "worktree", "write-tree"})
 
 
 def expand(sub: str, flag: str) -> str:
