@@ -33,7 +33,7 @@ from zen.guard.checks import PathChecks
 from zen.guard.options import flag_present
 from zen.guard.paths import Resolver, norm, under
 from zen.guard.policy import Policy, Rule
-from zen.guard.rules.table import HANDLERS, MULTICALL, script_identity
+from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
 from zen.guard.scripts import ScriptRuns, output_text
 from zen.guard.shell import Walker
 from zen.guard.urls import URL_IN_TEXT, host_of, looks_host, url_host
@@ -68,6 +68,25 @@ _OPAQUE_ENV_VARS = frozenset({
     "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "SHELLOPTS", "BASHOPTS",
     "IFS", "PS4", "ZDOTDIR", "HISTFILE", "PATH",
 })
+
+
+# interpreter options that load no code: NODE_OPTIONS=--max-old-space-size=4096 is fine,
+# --require / --import / --loader / --inspect are not
+_NO_CODE_OPTIONS = {
+    "NODE_OPTIONS": re.compile(r"^--(max-old-space-size|max-semi-space-size|stack-size|enable-source-maps|"
+                               r"no-warnings|trace-warnings|unhandled-rejections|dns-result-order|no-deprecation|"
+                               r"trace-deprecation|throw-deprecation|openssl-legacy-provider|use-openssl-ca|"
+                               r"experimental-vm-modules|experimental-specifier-resolution|"
+                               r"no-experimental-fetch|max-http-header-size|title|report-on-signal|"
+                               r"heapsnapshot-signal|trace-uncaught|abort-on-uncaught-exception)(=[\w.:-]*)?$"),
+    "RUBYOPT": re.compile(r"^-(W[0-2]?|w|v|-enable=frozen-string-literal|-disable=did_you_mean)$"),
+    "PERL5OPT": re.compile(r"^-(w|W|X|T|t)$"),
+}
+
+
+def _loads_no_code(name: str, value: Word) -> bool:
+    pattern = _NO_CODE_OPTIONS.get(name)
+    return pattern is not None and value.known and all(pattern.match(t) for t in value.text.split())
 
 
 class Analyser(PathChecks, ScriptRuns):
@@ -180,7 +199,8 @@ class Analyser(PathChecks, ScriptRuns):
     def assignment(self, name: str, value: Word, st: State, depth: int) -> None:
         if name in _EXEC_ENV_VARS and value.text:
             self.walk(value.text, st.copy(cwds=st.cwds), depth + 1)
-        elif name in _OPAQUE_ENV_VARS and name not in ("PATH", "PYTHONPATH", "IFS") and value.text:
+        elif name in _OPAQUE_ENV_VARS and name not in ("PATH", "PYTHONPATH", "IFS") and value.text and \
+                not _loads_no_code(name, value):
             self.deny("opaque.env", f"setting {name} makes programs load code the guardian cannot see")
         elif name == "IFS" and value.text not in ("", "\n", " \t\n", "\t", ","):
             self.deny("opaque.env", "changing IFS reshapes how later words split")
@@ -226,8 +246,20 @@ class Analyser(PathChecks, ScriptRuns):
         elif name in self.aliases and head.raw == prog:
             self.deny("shell.alias", f"`{name}` is an alias the same command defines: what it runs is "
                       "not what it says")
+        self._secrets(name, args, cmd)
         self.policy_rules(name, args, st, cmd)
         self.handler(name)(self, name, args, st, cmd, depth)
+
+    def _secrets(self, name: str, args: list[Word], cmd: Cmd | None) -> None:
+        """A secret-looking variable sent to another host, or fed to a program on its input."""
+        if name in SENDS_ARGUMENTS:
+            for a in args:
+                if a.secret and not a.raw.lstrip("\"").startswith("${#"):
+                    self.deny("creds.exfil", f"`{name}` sends a secret-looking variable ({a.raw}) to another "
+                              "host; credentials never pass through an agent (a gate holds them: zen gate)")
+        if cmd is not None and cmd.stdin_secret:
+            self.deny("creds.secret-echo", f"feeds a secret-looking variable to `{name}` on its input, which "
+                      "can print or send it")
 
     def on_search_path(self, name: str, st: State, cmd: Cmd | None) -> str | None:
         """The file `name` runs when $PATH holds a folder of the worktree (or a relative one) where

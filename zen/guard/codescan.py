@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from zen.guard.sqlscan import destructive_sql
+from zen.guard.words import is_secret_name
 
 _STR = r"""(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|`((?:[^`\\$]|\\.|\$(?!\{))*)`)"""
 _LITERAL_ARG = re.compile(r"\s*\(?\s*" + _STR)
@@ -70,6 +71,29 @@ _LANG_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 _COMPILED: dict[str, dict[str, list[re.Pattern[str]]]] = {}
+# reads of one environment variable: group 1 (or 2) is its name when it is a literal, else the
+# read names its variable at run time
+_ENV_READ = {
+    "js": re.compile(r"process\.env\s*(?:\.\s*(\w+)|\[\s*(?:['\"`](\w+)['\"`])?)|Deno\.env\.get\(\s*(?:['\"](\w+))?"
+                     r"|Bun\.env\s*(?:\.\s*(\w+)|\[\s*(?:['\"`](\w+)['\"`])?)"),
+    "ruby": re.compile(r"\bENV\s*(?:\[\s*(?:['\"](\w+)['\"])?|\.fetch\s*\(\s*(?:['\"](\w+))?)"),
+    "perl": re.compile(r"\$ENV\s*\{\s*(?:['\"]?(\w+)['\"]?\s*\})?"),
+    "php": re.compile(r"\bgetenv\s*\(\s*(?:['\"](\w+)|(?=[^)\s]))|\$_(?:ENV|SERVER)\s*\[\s*(?:['\"](\w+))?"),
+}
+
+
+def env_names(an: Any, lang: str, code: str, where: str) -> None:
+    """Code that reads a secret-looking environment variable, or one named at run time, is denied
+    (reading HOME or PATH is fine)."""
+    pattern = _ENV_READ.get(lang)
+    if pattern is None:
+        return
+    for m in pattern.finditer(code):
+        name = next((g for g in m.groups() if g), None)
+        if name is None:
+            an.deny("creds.env-dump", f"{where}: reads an environment variable named at run time")
+        elif is_secret_name(name):
+            an.deny("creds.secret-echo", f"{where}: reads the secret-looking variable {name}")
 _SCRIPT_SQL = re.compile(r"\.(?:query|execute|exec|raw|run|all|prepare|unsafe|sql|executeQuery|"
                          r"executeUpdate|queryRaw|executeRaw|\$queryRawUnsafe|\$executeRawUnsafe|"
                          r"\$executeRaw|\$queryRaw)\b")
@@ -104,6 +128,7 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
         if p.search(code):
             an.deny("creds.env-dump", f"{where}: dumps the environment")
             return
+    env_names(an, lang, code, where)
     for m in _SCRIPT_SQL.finditer(code):
         value = _literal_after(code, m.end())
         if value is not None:

@@ -36,6 +36,8 @@ from zen.guard.words import (
 )
 
 _SYMBOLIC_CP = re.compile(r"^(--symbolic-link|-[A-Za-z]*s[A-Za-z]*)$").match
+_INDIRECT = re.compile(r"^\$\{!\w+(\[(?![@*]\])[^]]*\])?(\}|[:#%/^,-])").match   # not ${!prefix*}, ${!arr[@]}
+_NO_VALUE = re.compile(r"^\$\{(#\w+|\w+:?\+)").match
 _STACK_INDEX = re.compile(r"^[+-][0-9]+$").match
 _CHANGES_DIR = re.compile(r"(^|[^\w.-])(cd|pushd|popd)($|[^\w.-])").search
 
@@ -182,17 +184,19 @@ class Expander:
                 parts = [c for c in r.named_children]
                 texts: list[str] = []
                 for p in parts:
-                    texts.extend(w.text for w in self.word(p, st))
+                    ws = self.word(p, st)
+                    texts.extend(w.text for w in ws)
+                    cmd.stdin_secret |= any(w.secret for w in ws)
                 cmd.stdin = "herestring"
                 cmd.stdin_text = " ".join(texts)
             elif r.type == "heredoc_redirect":
                 cmd.stdin = "heredoc"
-                cmd.stdin_text = self._heredoc_text(r, st)
+                cmd.stdin_text = self._heredoc_text(r, st, cmd)
                 for c in r.named_children:
                     if c.type == "file_redirect":
                         self._apply_redirects(cmd, [c], st)
 
-    def _heredoc_text(self, r: Any, st: State) -> str:
+    def _heredoc_text(self, r: Any, st: State, cmd: Cmd) -> str:
         start = r.child_by_field_name("start") or next(
             (c for c in r.children if c.type == "heredoc_start"), None)
         body = next((c for c in r.children if c.type == "heredoc_body"), None)
@@ -206,6 +210,7 @@ class Expander:
         else:
             # An unquoted heredoc expands $var, $(cmd) and `cmd` in its body.
             pieces: list[str] = []
+            secret = False
             pos = body.start_byte
             for c in body.children:
                 if c.start_byte > pos:
@@ -216,10 +221,12 @@ class Expander:
                     buf = _Buf()
                     self._piece(c, st, buf, True)
                     pieces.append("".join(buf.parts).translate(UNMARK_T))
+                    secret |= buf.secret
                 pos = c.end_byte
             if body.end_byte > pos:
                 pieces.append(dq_unescape(self.src[pos:body.end_byte].decode("utf-8", "surrogateescape")))
             text = "".join(pieces)
+            cmd.stdin_secret |= secret
         if strip_tabs:
             text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
         return text
@@ -504,13 +511,17 @@ class Expander:
     def _expansion(self, node: Any, st: State, buf: _Buf, quoted: bool) -> None:
         named = node.named_children
         anon = [c.type for c in node.children if not c.is_named]
-        for c in named:
-            if c.type == "variable_name" and is_secret_name(self.text(c)):
-                buf.secret = True
-            if c.type == "subscript":
-                n = c.child_by_field_name("name")
-                if n is not None and is_secret_name(self.text(n)):
+        text = self.text(node)
+        if _INDIRECT(text):
+            buf.secret = True           # ${!name}: the value of a variable named at run time
+        elif not _NO_VALUE(text):       # ${#X} and ${X:+word} print no part of X
+            for c in named:
+                if c.type == "variable_name" and is_secret_name(self.text(c)):
                     buf.secret = True
+                if c.type == "subscript":
+                    n = c.child_by_field_name("name")
+                    if n is not None and is_secret_name(self.text(n)):
+                        buf.secret = True
         if len(named) == 1 and named[0].type == "variable_name" and anon == ["${", "}"]:
             self._var(self.text(named[0]), st, buf, quoted)
             return

@@ -187,6 +187,8 @@ def scan_python(an: Any, code: str, where: str) -> None:
             an.literal(node.value, where)
         elif isinstance(node, ast.Call):
             _py_call(an, ev, node, aliases, where)
+    if _mentions_environ(tree, aliases, False, exact=True):
+        an.deny("creds.secret-echo", f"{where}: reads a secret-looking environment variable")
 
 
 def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: str) -> None:
@@ -364,9 +366,10 @@ def _path_arg(ev: _PyEval, node: Any, fn: str) -> Any:
     return None
 
 
-def _mentions_environ(node: Any, aliases: dict[str, str], top: bool) -> bool:
+def _mentions_environ(node: Any, aliases: dict[str, str], top: bool, exact: bool = False) -> bool:
+    """`node` touches os.environ (exact: only a read of a secret-looking variable counts)."""
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and _dotted(sub, aliases) == "os.environ":
+        if not exact and isinstance(sub, ast.Attribute) and _dotted(sub, aliases) == "os.environ":
             return True
         if isinstance(sub, ast.Call):
             fn = _dotted(sub.func, aliases)

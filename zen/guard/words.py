@@ -155,7 +155,7 @@ def join(*states: State) -> State:
 class Cmd:
     """One simple command as bash would run it."""
 
-    __slots__ = ("assigns", "kind", "piped_from", "reads", "src", "state", "stdin", "stdin_text",
+    __slots__ = ("assigns", "kind", "piped_from", "reads", "src", "state", "stdin", "stdin_secret", "stdin_text",
                  "words", "writes")
 
     def __init__(self, kind: str, words: list[Word], state: State, src: str) -> None:
@@ -168,6 +168,7 @@ class Cmd:
         self.reads: list[Word] = []                 # `< file` sources
         self.stdin: str | None = None               # pipe | heredoc | herestring | file | None
         self.stdin_text: str | None = None          # heredoc / here-string text (UNK if dynamic)
+        self.stdin_secret = False                   # that text holds a secret-looking variable
         self.piped_from: Cmd | str | None = None    # the producer of a pipe ("complex" if unknown)
 
     @property

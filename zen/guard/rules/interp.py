@@ -83,11 +83,25 @@ def python_module(an: Analyser, mod: str, rest: list[Word], st: State, cmd: Cmd 
         return
     if mod in ("http.server", "SimpleHTTPServer", "smtpd"):
         an.ro(f"`python -m {mod}`")
+        folder = next((rest[k + 1] for k, a in enumerate(rest[:-1]) if a.text in ("-d", "--directory")), None)
+        folder = folder or next((Word(a.text.split("=", 1)[1]) for a in rest if a.text.startswith("--directory=")),
+                                None)
+        an.read_word(folder or lit("."), st, recursive=True)      # it serves everything below
         return
     an.ro(f"`python -m {mod}`")
     an.leaf([lit(mod.split(".", maxsplit=1)[0]), *rest], st, cmd, depth + 1) if mod in (
         "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "venv",
         "build", "twine", "coverage") else None
+
+
+def _ruby_httpd(an: Analyser, args: list[Word], st: State) -> bool:
+    """`ruby -run -e httpd [DIR]` (un.rb) serves DIR (or the cwd) over HTTP."""
+    texts = [a.text for a in args]
+    if ("-run" in texts or texts[:2] == ["-r", "un"]) and "httpd" in texts:
+        rest = [a for a in args[texts.index("httpd") + 1:] if not a.text.startswith("-") and not a.text.isdigit()]
+        an.read_word(rest[-1] if rest else lit("."), st, recursive=True)
+        return True
+    return False
 
 
 def script_lang(an: Analyser, name: str, lang: str, eval_flags: tuple[str, ...], args: list[Word],
@@ -143,10 +157,22 @@ def node(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
 
 
 def ruby(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if _ruby_httpd(an, args, st):
+        an.ro("`ruby -run -e httpd`")
+        return
     script_lang(an, name, "ruby", ("-e",), args, st, cmd, ("-r", "-I", "-C"))
 
 
 def php(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    texts = [a.text for a in args]
+    if "-S" in texts:               # php -S ADDR [-t DOCROOT] [router.php]: a web server of the folder
+        an.ro("`php -S`")
+        k = texts.index("-t") if "-t" in texts else -1
+        an.read_word(args[k + 1] if 0 <= k < len(args) - 1 else lit("."), st, recursive=True)
+        rest = [a for i, a in enumerate(args) if i > texts.index("-S") + 1 and a.text.endswith(".php")]
+        for router in rest:
+            an.run_file(router, st, "php", "`php -S`")
+        return
     script_lang(an, name, "php", ("-r",), args, st, cmd, ("-d", "-c"))
 
 

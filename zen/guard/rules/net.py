@@ -229,7 +229,33 @@ def gh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, de
             read_only = True
     if not read_only:
         an.ro("`gh`")
+    _gh_files(an, args, st)
     an.need("network_requests", "approval.network", "`gh` reaches GitHub")
+
+
+def _gh_files(an: Analyser, args: list[Word], st: State) -> None:
+    """What gh uploads: files named on its command line (gist create, release upload, issue
+    create -F), @file fields and --input of gh api."""
+    texts = [a.text for a in args]
+    uploads = texts[:2] in (["gist", "create"], ["gist", "edit"], ["release", "upload"], ["release", "create"])
+    for k, a in enumerate(args):
+        t = a.text
+        prev = texts[k - 1] if k else ""
+        if "=@" in t or (t.startswith("@") and len(t) > 1):
+            an.read_word(Word(t.split("@", 1)[1], a.raw), st)
+        elif (prev in ("--input", "-F", "--body-file", "--notes-file") and not t.startswith("-")) or (uploads and k >= 2 and not t.startswith("-") and prev not in ("-d", "--desc", "-t", "--title",
+                                                                            "-n", "--notes", "--repo", "-R")):
+            an.read_word(a, st, recursive=True)
+
+
+def serve(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """A static web server (http-server, serve, live-server, ...) hands out every file below the
+    folder it serves (the cwd when none is named): a credential store there is read."""
+    an.ro(f"`{name}`")
+    folders = [a for a in args if not a.text.startswith("-") and not a.text.isdigit()]
+    for f in folders or [lit(".")]:
+        an.read_word(f, st, recursive=True)
+    an.need("network_requests", "approval.network", f"`{name}` serves files over the network")
 
 
 def remote_destructive(an: Analyser, name: str, args: list[Word]) -> None:

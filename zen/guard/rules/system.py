@@ -37,6 +37,18 @@ def system(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
     an.need("system_commands", "approval.system-command", f"`{name}` affects other processes")
 
 
+def ps(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """ps with BSD's `e` (ps e, ps auxe, ps eww) prints every process's environment; `-e` (every
+    process) does not."""
+    for a in args:
+        if not a.known:
+            an.deny("creds.env-dump", "ps with options only known at run time may print environments")
+        t = a.text
+        if (not t.startswith("-") and "e" in t) or t in ("-E", "--environment") or ((
+                t.startswith("-o") or t.startswith("--format")) and "environ" in t):
+            an.deny("creds.env-dump", f"`ps {t}` prints the environment of processes, secrets included")
+
+
 def umask(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     for a in args:
         if re.fullmatch(r"[0-7]{1,4}", a.text) and not int(a.text, 8) & 0o002:

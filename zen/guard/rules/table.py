@@ -100,6 +100,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("text.sort", ("sort",)),
     ("text.uniq", ("uniq",)),
     ("text.yq", ("yq",)),
+    ("text.jq", ("jq", "gojq", "jaq")),
     ("text.grep", (
         "ack", "ag", "egrep", "fgrep", "git-grep", "grep", "rg", "zgrep")),
     # commands built from found or piped items
@@ -157,6 +158,8 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("net.socket", ("nc", "ncat", "netcat", "openssl", "socat", "telnet")),
     ("net.ssh", ("ssh",)),
     ("net.gh", ("gh",)),
+    ("net.serve", ("http-server", "serve", "live-server", "darkhttpd", "webfsd", "static-web-server",
+                   "miniserve", "simple-http-server")),
     # databases
     ("db.sql", (
         "beeline", "bq", "clickhouse", "clickhouse-client", "cockroach", "cqlsh", "db2", "duckdb",
@@ -184,6 +187,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
         "parted", "pvremove", "sfdisk", "sgdisk", "tune2fs", "vgremove", "wipefs", "zpool")),
     ("system.system", ("at", "batch", "crontab", "kill", "killall", "pkill")),
     ("system.umask", ("umask",)),
+    ("system.ps", ("ps",)),
     ("system.data", (
         ":", "[", "[[", "apropos", "basename", "bg", "break", "cal", "cd", "continue", "date",
         "dig", "dirname", "dirs", "disown", "enable", "exit", "expr", "factor", "false", "fg",
@@ -209,6 +213,11 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
 HANDLERS: dict[str, str] = {name: ref for ref, names in _GROUPS for name in names}
 
 
+# programs whose arguments are names or addresses sent to other hosts, never a credential's place
+# (a secret among them is exfiltration: a DNS query for $KEY.example, a ping, a raw socket)
+SENDS_ARGUMENTS = frozenset({
+    "dig", "host", "nslookup", "drill", "ping", "ping6", "traceroute", "tracepath", "whois", "nc",
+    "ncat", "netcat", "socat", "telnet"})
 # programs that act by the name they were run as: a link to them keeps its own name
 MULTICALL = frozenset({"busybox", "toybox", "coreutils"})
 # the first bytes of a script that say which program it is: zen's console script (or a copy of

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard import codescan
 from zen.guard.options import has, quoted_after, split_opts, val
-from zen.guard.words import UNK, Cmd, State, Word, lit
+from zen.guard.words import UNK, Cmd, State, Word, is_secret_name, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -115,6 +115,11 @@ def awk(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
 
 
 def awk_program(an: Analyser, prog: str, st: State, depth: int) -> None:
+    for m in re.finditer(r"\bENVIRON\b\s*(\[\s*(?:\"(\w+)\")?)?", prog):
+        if m.group(2) is None:
+            an.deny("creds.env-dump", "awk reads ENVIRON by a name known only at run time (or all of it)")
+        if is_secret_name(m.group(2)):
+            an.deny("creds.secret-echo", f"awk reads the secret-looking variable {m.group(2)}")
     for m in re.finditer(r"\bsystem\s*\(", prog):
         s = quoted_after(prog, m.end())
         if s is None:
@@ -193,6 +198,26 @@ def yq(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, de
             an.write_word(p, st, "`yq -i` rewrites")
     for p in pos[1:]:
         an.read_word(p, st)
+
+
+def jq(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """jq's `env` and `$ENV` are the environment: all of it, or a secret-looking variable of it,
+    is denied; the files it reads get the read rules."""
+    opts, pos = split_opts(args, "f", frozenset({"--from-file", "--arg", "--argjson", "--slurpfile",
+                                                 "--rawfile", "--indent", "--tab"}))
+    program = None if val(opts, "-f", "--from-file") is not None else (pos[0].text if pos else None)
+    if program is not None:
+        for m in re.finditer(r"(?:(?<![.\w$])env\b|\$ENV\b)(\s*(?:\.\s*(\w+)|\[\s*\"(\w+)\"))?", program):
+            var = m.group(2) or m.group(3)
+            if var is None:
+                an.deny("creds.env-dump", "jq's env / $ENV is the whole environment")
+            if is_secret_name(var):
+                an.deny("creds.secret-echo", f"jq reads the secret-looking variable {var}")
+    for p in pos[1:] if program is not None else pos:
+        an.read_word(p, st)
+    for o, v in opts:
+        if o in ("-f", "--from-file", "--slurpfile", "--rawfile") and v is not None:
+            an.read_word(v, st)
 
 
 def grep(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
