@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from zen.guard.sqlscan import destructive_sql
+from zen.guard.sqlscan import destructive_orm, destructive_sql
 from zen.guard.words import is_secret_name
 
 _STR = r"""(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|`((?:[^`\\$]|\\.|\$(?!\{))*)`)"""
@@ -129,6 +129,9 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
             an.deny("creds.env-dump", f"{where}: dumps the environment")
             return
     env_names(an, lang, code, where)
+    orm = destructive_orm(code)
+    if orm:
+        an.deny("sql.destructive", f"{where}: {orm} empties or drops tables")
     for m in _SCRIPT_SQL.finditer(code):
         value = _literal_after(code, m.end())
         if value is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from zen.guard.sqlscan import destructive_sql
+from zen.guard.sqlscan import destructive_orm, destructive_sql
 from zen.guard.words import is_secret_name
 
 _SHELL_CALLS = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
@@ -187,6 +187,9 @@ def scan_python(an: Any, code: str, where: str) -> None:
             an.literal(node.value, where)
         elif isinstance(node, ast.Call):
             _py_call(an, ev, node, aliases, where)
+    orm = destructive_orm(code)
+    if orm:
+        an.deny("sql.destructive", f"{where}: {orm} empties or drops tables")
     if _mentions_environ(tree, aliases, False, exact=True):
         an.deny("creds.secret-echo", f"{where}: reads a secret-looking environment variable")
 

@@ -54,7 +54,10 @@ def docker(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         if has(opts, "--privileged"):
             an.deny("priv.escalation", f"`{name} {sub} --privileged` gives the container the host")
         if sub == "exec" and len(p2) >= 2:
-            an.leaf(p2[1:], State((None,)), None, depth + 1)
+            an.leaf(p2[1:], State((None,)), cmd, depth + 1)     # cmd: its stdin reaches the program
+        return
+    if sub == "compose":
+        compose(an, "docker compose", rest, st, cmd, depth)
         return
     if sub == "cp" and len(rest) >= 2:
         dst = rest[-1]
@@ -81,6 +84,31 @@ def docker(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         pass
     if sub in ("pull", "push", "login"):
         an.need("network_requests", "approval.network", f"`{name} {sub}` reaches a registry")
+
+
+_COMPOSE_GLOBAL = frozenset({"-f", "--file", "-p", "--project-name", "--project-directory", "--profile",
+                             "--env-file", "--ansi", "--parallel", "--progress"})
+_COMPOSE_EXEC = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "--index", "--name", "-v", "--volume",
+                           "-p", "--publish", "-l", "--label", "--entrypoint", "--pull", "--cap-add", "--cap-drop"})
+
+
+def compose(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """docker compose / docker-compose: `exec SERVICE CMD` and `run SERVICE CMD` run CMD in a
+    container, judged as a command (its stdin included: SQL fed to a database there)."""
+    an.ro(f"`{name}`")
+    i = _skip(args, 0, _COMPOSE_GLOBAL)
+    if i >= len(args) or args[i].text not in ("exec", "run"):
+        return
+    j = _skip(args, i + 1, _COMPOSE_EXEC)
+    if j + 1 < len(args):
+        an.leaf(args[j + 1:], State((None,)), cmd, depth + 1)
+
+
+def _skip(args: list[Word], i: int, takes_value: frozenset[str]) -> int:
+    """The index of the first positional word from `i` (options, with their values, skipped)."""
+    while i < len(args) and args[i].text.startswith("-"):
+        i += 2 if args[i].text in takes_value else 1
+    return i
 
 
 def volume(an: Analyser, spec: str, st: State) -> None:
@@ -117,7 +145,7 @@ def kubectl(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
     an.ro("`kubectl`")
     if "--" in texts and posw[:1] == ["exec"]:
         k = texts.index("--")
-        an.leaf(args[k + 1:], State((None,)), None, depth + 1)
+        an.leaf(args[k + 1:], State((None,)), cmd, depth + 1)
     if posw[:1] in (["delete"],) or posw[:2] == ["drain", ]:
         pass
     an.need("network_requests", "approval.network", "`kubectl` changes a cluster")

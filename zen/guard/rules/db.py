@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard import defaults, sqlscan
+from zen.guard import codescan, defaults, pyscan, sqlscan
 from zen.guard.options import split_opts
+from zen.guard.scripts import output_text
 from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -62,25 +63,49 @@ def sql(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
         bad = sqlscan.destructive_sql(w.text)
         if bad:
             an.deny("sql.destructive", f"`{name}`: destructive SQL ({bad})")
+    files = [args[k + 1] for k, a in enumerate(args[:-1]) if a.text in ("-f", "--file")]
+    files += [lit(a.text.split("=", 1)[1]) for a in args if a.known and a.text.startswith("--file=")]
+    for where, text in client_inputs(an, name, cmd, st, files):
+        bad = sqlscan.destructive_sql(text)
+        if bad:
+            an.deny("sql.destructive", f"`{name}`{where}: destructive SQL ({bad})")
+
+
+def client_inputs(an: Analyser, name: str, cmd: Cmd | None, st: State, files: list[Word]) -> list[tuple[str, str]]:
+    """The text a database client reads as commands, where the guardian can see it: a heredoc or
+    here-string, what echo/printf/cat pipe into it, a file it reads (-f FILE, < FILE), written by
+    this command or on disk. Generated text it cannot see is denied; the output of any other
+    program piped in is the client's own business (pg_dump | psql)."""
+    out: list[tuple[str, str]] = []
+    sources = [(f, st) for f in files] + ([(f, cmd.state) for f in cmd.reads] if cmd is not None else [])
+    for f, where_st in sources:     # a redirect is read where the shell stands, not where the client runs
+        if f.procsub or not f.known:
+            an.deny("sql.unresolved", f"`{name}` reads commands from a process substitution or a file "
+                    "named at run time")
+        kind, text = an.file_text(f, where_st)
+        if kind == "unknown":
+            an.deny("sql.unresolved", f"`{name}` reads {f.raw}, written by this command with text the "
+                    "guardian cannot see")
+        if text is not None:
+            out.append((f" ({f.raw})", text))
     if cmd is not None and cmd.stdin in ("heredoc", "herestring"):
         text = cmd.stdin_text or ""
         if UNK in text:
-            an.deny("sql.unresolved", f"SQL fed to `{name}` is only known at run time")
-        bad = sqlscan.destructive_sql(text)
-        if bad:
-            an.deny("sql.destructive", f"`{name}`: destructive SQL ({bad})")
+            an.deny("sql.unresolved", f"commands fed to `{name}` are only known at run time")
+        out.append(("", text))
     elif cmd is not None and cmd.stdin == "pipe":
         prod = cmd.piped_from
-        if isinstance(prod, Cmd) and prod.words and prod.words[0].text in ("echo", "printf"):
-            text = " ".join(w.text for w in prod.words[1:])
-            if UNK in text:
-                an.deny("sql.unresolved", f"SQL piped into `{name}` is only known at run time")
-            bad = sqlscan.destructive_sql(text)
-            if bad:
-                an.deny("sql.destructive", f"`{name}`: destructive SQL ({bad})")
-        elif isinstance(prod, Cmd) and prod.words and prod.words[0].text.rsplit("/", 1)[-1] in (
-                "base64", "xxd", "openssl", "gunzip", "zcat", "curl", "wget", "eval"):
+        pname = prod.words[0].text.rsplit("/", 1)[-1] if isinstance(prod, Cmd) and prod.words else ""
+        text = output_text(prod) if isinstance(prod, Cmd) else None
+        if pname in ("echo", "printf") and text is None:
+            an.deny("sql.unresolved", f"commands piped into `{name}` are only known at run time")
+        if text is not None:
+            out.append(("", text))
+        elif pname == "cat" and isinstance(prod, Cmd):
+            out.extend(client_inputs(an, name, None, st, [w for w in prod.words[1:] if not w.text.startswith("-")]))
+        elif pname in ("base64", "xxd", "openssl", "gunzip", "zcat", "curl", "wget", "eval"):
             an.deny("opaque.pipe", f"decoded or downloaded text piped into `{name}`")
+    return out
 
 
 def mongo(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -93,10 +118,11 @@ def mongo(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
             bad = sqlscan.destructive_mongo(code.text)
             if bad:
                 an.deny("sql.destructive", f"`{name}`: {bad} destroys data")
-    if cmd is not None and cmd.stdin in ("heredoc", "herestring"):
-        bad = sqlscan.destructive_mongo(cmd.stdin_text or "")
-        if bad or UNK in (cmd.stdin_text or ""):
-            an.deny("sql.destructive", f"`{name}`: {bad or 'a script only known at run time'}")
+    files = [a for a in args if a.known and a.text.endswith(".js") and not a.text.startswith("-")]
+    for where, text in client_inputs(an, name, cmd, st, files):
+        bad = sqlscan.destructive_mongo(text)
+        if bad:
+            an.deny("sql.destructive", f"`{name}`{where}: {bad} destroys data")
 
 
 def redis(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -106,8 +132,8 @@ def redis(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     if any(not p.known for p in pos[:1]):
         an.deny("sql.unresolved", "`redis-cli` command only known at run time")
     bad = sqlscan.destructive_redis(texts)
-    if bad is None and cmd is not None and cmd.stdin in ("heredoc", "herestring"):
-        bad = sqlscan.destructive_redis((cmd.stdin_text or "").split())
+    for _where, text in client_inputs(an, "redis-cli", cmd, st, []) if bad is None else []:
+        bad = bad or sqlscan.destructive_redis(text.split())
     if bad is None and texts and texts[0].upper() == "CONFIG" and len(texts) > 1 and texts[1].upper() == "SET":
         bad = "CONFIG SET"
     if bad is None and texts and texts[0].upper() in ("SHUTDOWN", "DEBUG", "SLAVEOF", "REPLICAOF", "MODULE"):
@@ -141,3 +167,78 @@ def db_command(an: Analyser, name: str, args: list[Word]) -> None:
             continue
         if texts[:len(ew)] == ew or ([t.lower() for t in texts[:len(ew)]] == ew and name == "redis-cli"):
             an.deny("sql.destructive-command", f"`{flat}` wipes a database")
+
+
+def rails(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """rails runner CODE|-, rails console (its stdin), rails dbconsole (SQL on its stdin), and the
+    framework's database tasks (db:drop, db:reset, ...)."""
+    db_command(an, name, args)
+    an.ro(f"`{name}`")
+    pos = [a for a in args if not a.text.startswith("-") or a.text == "-"]
+    sub = pos[0].text if pos else ""
+    if sub in ("runner", "r") and len(pos) > 1:
+        code = pos[1]
+        if code.text == "-" or code.text.endswith(".rb"):
+            if code.text == "-":
+                _stdin_code(an, "ruby", name, cmd)
+            else:
+                an.run_file(code, st, "ruby", f"`{name} runner`")
+        elif not code.known:
+            an.deny("opaque.exec", f"`{name} runner` runs code only known at run time")
+        else:
+            codescan.scan_script(an, "ruby", code.text, f"{name} runner")
+    elif sub in ("console", "c"):
+        _stdin_code(an, "ruby", name, cmd)
+    elif sub in ("dbconsole", "db"):
+        for where, text in client_inputs(an, f"{name} {sub}", cmd, st, []):
+            bad = sqlscan.destructive_sql(text)
+            if bad:
+                an.deny("sql.destructive", f"`{name} {sub}`{where}: destructive SQL ({bad})")
+
+
+def django(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """manage.py / django-admin: shell -c CODE (or its stdin), dbshell (SQL on its stdin, or a
+    client's own arguments after --), and the commands that wipe a database (flush, reset_db)."""
+    db_command(an, name, args)
+    pos = [a for a in args if not a.text.startswith("-")]
+    sub = pos[0].text if pos else ""
+    texts = [a.text for a in args]
+    if sub in ("shell", "shell_plus"):
+        code = next((args[k + 1] for k, t in enumerate(texts[:-1]) if t in ("-c", "--command")), None)
+        if code is not None and not code.known:
+            an.deny("opaque.exec", f"`{name} shell -c` runs code only known at run time")
+        if code is not None:
+            an.ro(f"`{name} shell -c`")
+            pyscan.scan_python(an, code.text, f"{name} shell -c")
+        else:
+            _stdin_code(an, "python", name, cmd)
+    elif sub == "dbshell":
+        an.ro(f"`{name} dbshell`")
+        if "--" in texts:
+            sql(an, "psql", args[texts.index("--") + 1:], st, None, depth)
+        for where, text in client_inputs(an, f"{name} dbshell", cmd, st, []):
+            bad = sqlscan.destructive_sql(text)
+            if bad:
+                an.deny("sql.destructive", f"`{name} dbshell`{where}: destructive SQL ({bad})")
+
+
+def _stdin_code(an: Analyser, lang: str, name: str, cmd: Cmd | None) -> None:
+    """A framework console reading its code from stdin."""
+    if cmd is None or cmd.stdin is None:
+        return
+    if cmd.stdin in ("heredoc", "herestring"):
+        text = cmd.stdin_text or ""
+        if UNK in text:
+            an.deny("opaque.exec", f"code fed to `{name}` is only known at run time")
+        if lang == "python":
+            pyscan.scan_python(an, text, f"{name} <<stdin")
+        else:
+            codescan.scan_script(an, lang, text, f"{name} <<stdin")
+        return
+    piped = output_text(cmd.piped_from) if cmd.stdin == "pipe" and isinstance(cmd.piped_from, Cmd) else None
+    if piped is None:
+        an.deny("opaque.pipe", f"code piped into `{name}` runs as code the guardian cannot see")
+    if lang == "python":
+        pyscan.scan_python(an, piped, f"{name} | stdin")
+    else:
+        codescan.scan_script(an, lang, piped, f"{name} | stdin")

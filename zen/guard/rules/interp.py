@@ -55,7 +55,7 @@ def python(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
             zen.code(an, f"`{name} {t}`")
         if base in ("manage.py", "django-admin.py"):
             an.policy_rules(base, args[i + 1:], st, cmd)
-            db.db_command(an, base, args[i + 1:])
+            db.django(an, base, args[i + 1:], st, cmd, depth)
         if a.procsub:
             an.deny("opaque.exec", "python runs a script from a process substitution")
         an.ro(f"`{name} {t}`")

@@ -151,6 +151,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     # containers and clusters
     ("containers.docker", ("docker", "nerdctl", "podman")),
     ("containers.kubectl", ("kubectl",)),
+    ("containers.compose", ("docker-compose", "podman-compose")),
     # network and hosted APIs
     ("net.http", (
         "aria2c", "curl", "curlie", "elinks", "grpcurl", "http", "httpie", "https", "hurl",
@@ -170,6 +171,8 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("db.redis", ("redis-cli",)),
     ("db.dropdb", ("dropdb", "dropuser")),
     ("db.mysqladmin", ("mysqladmin",)),
+    ("db.rails", ("rails",)),
+    ("db.django", ("django-admin",)),
     # the environment and secrets
     ("env.printer", (
         "cowsay", "echo", "logger", "notify-send", "print", "printf", "say", "wall")),
