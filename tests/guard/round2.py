@@ -547,6 +547,49 @@ SQL: list[Case] = [
     ("docker compose exec db psql -c 'SELECT 1'", A, None, "a read in a container"),
 ]
 
+# 13. High-consequence APIs through SDKs and language HTTP clients ---------------------------------------
+SDKS: list[Case] = [
+    ("python3 -c 'import stripe; stripe.Refund.create(charge=\"ch_1\")'", D, "net.sdk", "Python stripe"),
+    ("python3 -c 'from twilio.rest import Client; Client(\"a\",\"b\").messages.create(to=\"+1\")'", D,
+     "net.sdk", "Python twilio"),
+    ("python3 -c 'import sendgrid; sendgrid.SendGridAPIClient(\"k\").send(m)'", D, "net.sdk", "Python sendgrid"),
+    ("python3 -c 'import boto3; boto3.client(\"ses\").send_email(Source=\"a\")'", D, "net.sdk", "boto3 SES"),
+    ("python3 -c 'import boto3; boto3.client(\"sns\").publish(Message=\"x\")'", D, "net.sdk", "boto3 SNS"),
+    ("python3 - <<'E'\nimport stripe\nstripe.Charge.create(amount=1)\nE", D, "net.sdk", "a heredoc"),
+    ("node -e 'require(\"stripe\")(\"sk\").charges.create({amount:1})'", D, "net.sdk", "node stripe"),
+    ("node -e 'const sg=require(\"@sendgrid/mail\"); sg.send(m)'", D, "net.sdk", "@sendgrid/mail"),
+    ("node -e 'import(\"twilio\")'", D, "net.sdk", "dynamic import"),
+    ("node --input-type=module -e 'import sg from \"@sendgrid/mail\"'", D, "net.sdk", "an ES import"),
+    ("ruby -e 'require \"stripe\"; Stripe::Charge.create(amount: 1)'", D, "net.sdk", "ruby stripe"),
+    ("ruby -e 'Twilio::REST::Client.new'", D, "net.sdk", "a ruby constant"),
+    ("ruby -e 'Aws::SES::Client.new'", D, "net.sdk", "aws-sdk SES"),
+    ("php -r '\\Stripe\\Charge::create([]);'", D, "net.sdk", "PHP"),
+    ("perl -e 'use WebService::Stripe; 1'", D, "net.sdk", "perl"),
+    ("python3 -c 'import requests; requests.post(\"https://api.stripe.com/v1/refunds\")'", D,
+     "net.high-consequence", "requests"),
+    ("python3 -c 'import httpx; httpx.get(\"https://api.twilio.com/x\")'", D, "net.high-consequence", "httpx"),
+    ("python3 -c 'import urllib.request as u; u.urlopen(\"https://api.sendgrid.com/v3/mail/send\")'", D,
+     "net.high-consequence", "urllib"),
+    ("python3 -c 'import smtplib; smtplib.SMTP(\"smtp.sendgrid.net\").sendmail(\"a\",\"b\",\"c\")'", D,
+     "net.high-consequence", "SMTP relay of an email API"),
+    ("node -e 'fetch(\"https://api.stripe.com/v1/charges\")'", D, "net.high-consequence", "fetch"),
+    ("node -e 'require(\"axios\").post(\"https://api.mailgun.net/v3/x\")'", D, "net.high-consequence", "axios"),
+    ("ruby -e 'require \"net/http\"; Net::HTTP.get(URI(\"https://api.stripe.com/v1/x\"))'", D,
+     "net.high-consequence", "Net::HTTP"),
+    ("perl -e 'use LWP::Simple; get(\"https://api.stripe.com/v1/x\")'", D, "net.high-consequence", "LWP"),
+    ("php -r 'file_get_contents(\"https://api.stripe.com/v1/x\");'", D, "net.high-consequence", "PHP"),
+    ("python3 -c 'import requests; h=\"api.stri\"+\"pe.com\"; requests.get(\"https://\"+h)'", D,
+     "net.high-consequence", "a host built from pieces"),
+    # near misses: documentation hosts, other SDKs
+    ("python3 -c 'import requests; requests.get(\"https://stripe.com/docs\")'", A, None, "the docs"),
+    ("node -e 'fetch(\"https://docs.stripe.com/api\")'", A, None, "the docs"),
+    ("curl -s https://docs.sendgrid.com/api-reference", A, None, "the docs"),
+    ("python3 -c 'import boto3; boto3.client(\"s3\").list_buckets()'", A, None, "another AWS service"),
+    ("node -e 'require(\"express\")'", A, None, "another package"),
+    ("ruby -e 'require \"json\"'", A, None, "another gem"),
+    ("php -r 'echo \\DateTime::ATOM;'", A, None, "another namespace"),
+]
+
 # 14. Piped input that becomes a command; wrappers' options that take values --------------------
 PIPED: list[Case] = [
     ("echo ~ | xargs rm -rf", D, "fs.outside-worktree", "xargs"),
@@ -794,5 +837,6 @@ CLASSES: dict[str, list[Case]] = {
     "10-secrets": SECRETS,
     "11-config-history": CONFIG_HISTORY,
     "12-sql": SQL,
+    "13-sdks": SDKS,
     "14-piped": PIPED,
 }

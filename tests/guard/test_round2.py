@@ -387,3 +387,15 @@ def test_git_aliases_on_disk_are_judged(policy, tmp_path: Path) -> None:
     assert decide(ToolCall("Bash", command="git wipe"), ctx, policy).rule == "git.clean"
     assert decide(ToolCall("Bash", command="git sh"), ctx, policy).rule == "fs.outside-worktree"
     assert decide(ToolCall("Bash", command="git st"), ctx, policy).allowed
+
+
+def test_a_project_using_an_sdk_still_runs_its_own_code(policy, tmp_path: Path) -> None:
+    """A file of the project that imports a payments SDK (a web app) runs: only inline code that
+    imports one is about to call it raw."""
+    wt = tmp_path / "home" / "worktrees" / "J"
+    wt.mkdir(parents=True)
+    (wt / "app.py").write_text("import stripe\n\ndef charge(n):\n    return stripe.Charge.create(amount=n)\n")
+    ctx = Context(cwd=str(wt), worktree=str(wt), home=str(tmp_path / "home"), user_home=str(tmp_path / "u"),
+                  job_id="J", env={"HOME": str(tmp_path / "u")}, realpath=os.path.realpath, read=read_head)
+    assert decide(ToolCall("Bash", command="python3 app.py"), ctx, policy).allowed
+    assert decide(ToolCall("Bash", command="python3 -c 'import stripe'"), ctx, policy).rule == "net.sdk"

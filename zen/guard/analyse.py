@@ -27,7 +27,7 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from zen.guard import sqlscan
+from zen.guard import defaults, sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.checks import PathChecks
 from zen.guard.options import flag_present
@@ -406,7 +406,17 @@ class Analyser(PathChecks, ScriptRuns):
         self.link_target(lit(target), bases, self.st, hard, where)
         self.write_word(lit(link), self.st, f"{where} creates a link at")
 
+    def sdk(self, lang: str, module: str, where: str) -> None:
+        """Code that imports the SDK of a high-consequence API calls it raw: denied (use a gate)."""
+        top = module if lang == "js" and module.startswith("@") else module.split(".", maxsplit=1)[0].split("/", maxsplit=1)[0]
+        if lang == "js" and module.startswith("@"):
+            top = "/".join(module.split("/")[:2])
+        if top in defaults.HIGH_CONSEQUENCE_SDKS.get(lang, ()):
+            self.deny("net.sdk", f"{where}: uses {top}, the SDK of a high-consequence API (payments, "
+                      "marketing, email/SMS, helpdesk): declare an integration and use `zen gate NAME`")
+
     def py_import(self, module: str, where: str) -> None:
+        self.sdk("python", module, where)
         if module == "zen" or module.startswith("zen."):
             if self.ctx.agent:
                 self.deny("self.zen-command", f"{where}: imports zen's own code ({module}), and an agent is "

@@ -82,6 +82,18 @@ _ENV_READ = {
 }
 
 
+# the modules code loads: require("x"), import ... from "x", import("x"); require "x"; use X;
+# PHP's \\Vendor\\ namespaces
+_IMPORTS = {
+    "js": re.compile(r"""\brequire\s*\(\s*['"`]([^'"`]+)['"`]|\bfrom\s+['"]([^'"]+)['"]|\bimport\s*\(\s*['"`]([^'"`]+)"""
+                     r"""|\bimport\s+['"]([^'"]+)['"]"""),
+    "ruby": re.compile(r"""\brequire(?:_relative)?\s*\(?\s*['"]([^'"]+)['"]|\b(Stripe|Twilio|SendGrid|Braintree|Mailgun|"""
+                       r"""Postmark|Vonage|Plivo|Telnyx|Razorpay|Mollie|Intercom|ZendeskAPI|Aws::SES|Aws::SNS)::"""),
+    "perl": re.compile(r"\buse\s+([\w:]+)"),
+    "php": re.compile(r"\\?\b([A-Z]\w+)\\\w"),
+}
+
+
 def env_names(an: Any, lang: str, code: str, where: str) -> None:
     """Code that reads a secret-looking environment variable, or one named at run time, is denied
     (reading HOME or PATH is fine)."""
@@ -129,6 +141,8 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
             an.deny("creds.env-dump", f"{where}: dumps the environment")
             return
     env_names(an, lang, code, where)
+    for m in _IMPORTS[lang].finditer(code):
+        an.sdk(lang, next(g for g in m.groups() if g), where)
     orm = destructive_orm(code)
     if orm:
         an.deny("sql.destructive", f"{where}: {orm} empties or drops tables")

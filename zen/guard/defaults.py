@@ -28,13 +28,51 @@ HIGH_CONSEQUENCE_HOSTS: dict[str, tuple[str, ...]] = {
         "api.mailgun.net", "api.eu.mailgun.net", "api.resend.com", "api.sparkpost.com",
         "rest.nexmo.com", "api.nexmo.com", "api.vonage.com", "rest.messagebird.com",
         "api.plivo.com", "api.telnyx.com", "api.mailjet.com", "email.*.amazonaws.com",
-        "sns.*.amazonaws.com",
+        "sns.*.amazonaws.com", "smtp.sendgrid.net", "smtp.mailgun.org", "smtp.eu.mailgun.org",
+        "smtp.postmarkapp.com", "email-smtp.*.amazonaws.com", "smtp.sparkpostmail.com", "in-v3.mailjet.com",
+        "smtp.resend.com", "smtp-relay.brevo.com", "smtp-relay.sendinblue.com", "smtp.mandrillapp.com",
     ),
     "helpdesk": (
         "*.zendesk.com", "api.intercom.io", "api.eu.intercom.io", "*.freshdesk.com",
         "api.helpscout.net", "*.gorgias.com", "api.front.com", "*.kustomerapp.com",
     ),
 }
+
+# Their SDKs, by the name code imports them with: using one is a raw call as well.
+HIGH_CONSEQUENCE_SDKS: dict[str, tuple[str, ...]] = {
+    "python": ("stripe", "braintree", "paypalrestsdk", "paypalcheckoutsdk", "paypalserversdk", "square",
+               "squareup", "Adyen", "razorpay", "mollie", "gocardless_pro", "mailchimp_marketing",
+               "mailchimp_transactional", "mailchimp3", "hubspot", "klaviyo_api", "klaviyo",
+               "sib_api_v3_sdk", "brevo_python", "customerio", "iterable", "braze", "sendgrid",
+               "twilio", "postmarker", "postmark", "resend", "sparkpost", "vonage", "nexmo", "messagebird",
+               "plivo", "telnyx", "mailjet_rest", "zenpy", "intercom", "python_intercom", "freshdesk",
+               "helpscout", "frontapp"),
+    "js": ("stripe", "braintree", "@paypal/checkout-server-sdk", "@paypal/paypal-server-sdk", "square",
+           "@adyen/api-library", "razorpay", "@mollie/api-client", "gocardless-nodejs",
+           "@mailchimp/mailchimp_marketing", "@mailchimp/mailchimp_transactional", "@hubspot/api-client",
+           "klaviyo-api", "@getbrevo/brevo", "sib-api-v3-sdk", "customerio-node", "@sendgrid/mail",
+           "@sendgrid/client", "twilio", "postmark", "mailgun.js", "mailgun-js", "resend", "sparkpost",
+           "@vonage/server-sdk", "nexmo", "messagebird", "plivo", "telnyx", "node-mailjet", "node-zendesk",
+           "intercom-client", "@aws-sdk/client-ses", "@aws-sdk/client-sesv2", "@aws-sdk/client-sns",
+           "@aws-sdk/client-pinpoint"),
+    "ruby": ("stripe", "braintree", "paypal-sdk-rest", "paypal-checkout-sdk", "square", "square.rb",
+             "adyen", "razorpay", "mollie", "gocardless_pro", "MailchimpMarketing", "gibbon", "hubspot",
+             "hubspot-api-client", "klaviyo", "sib-api-v3-sdk", "customerio", "sendgrid-ruby", "twilio-ruby",
+             "postmark", "mailgun", "mailgun-ruby", "resend", "vonage", "nexmo", "messagebird", "plivo",
+             "telnyx", "mailjet", "zendesk_api", "intercom", "aws-sdk-ses", "aws-sdk-sesv2", "aws-sdk-sns",
+             # their top-level constants (Stripe::Charge.create)
+             "Stripe", "Twilio", "SendGrid", "Braintree", "Mailgun", "Postmark", "Vonage", "Plivo", "Telnyx",
+             "Razorpay", "Mollie", "Intercom", "ZendeskAPI", "Aws::SES", "Aws::SNS"),
+    "perl": ("Net::Stripe", "WebService::Stripe", "Business::Stripe", "WWW::Twilio::API", "Net::Twilio",
+             "Email::Sender::Transport::SendGrid", "WebService::Mailgun", "Mail::Postmark", "WebService::Zendesk"),
+    # PHP namespaces (\Stripe\Charge::create)
+    "php": ("Stripe", "Braintree", "PayPal", "Square", "Adyen", "Razorpay", "Mollie", "GoCardlessPro",
+            "MailchimpMarketing", "HubSpot", "Klaviyo", "Brevo", "SendinBlue", "SendGrid", "Twilio",
+            "Postmark", "Mailgun", "Resend", "SparkPost", "Vonage", "MessageBird", "Plivo", "Telnyx",
+            "Mailjet", "Zendesk", "Intercom"),
+}
+# cloud services whose clients send email or messages (boto3.client("ses"), ...)
+MESSAGE_SERVICES: tuple[str, ...] = ("ses", "sesv2", "sns", "pinpoint", "pinpoint-email", "pinpoint-sms-voice")
 
 # Command-line clients of those services: running them is a raw call as well.
 VENDOR_CLIS: tuple[str, ...] = ("stripe", "twilio", "sendgrid", "mailchimp", "zendesk", "zcli",

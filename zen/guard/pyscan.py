@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from zen.guard.defaults import MESSAGE_SERVICES
 from zen.guard.sqlscan import destructive_orm, destructive_sql
 from zen.guard.words import is_secret_name
 
@@ -225,6 +226,11 @@ def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
         else:
             an.deny("opaque.exec", f"{where}: {fn}() runs code the guardian cannot see")
         return True
+    if fn in ("boto3.client", "boto3.resource", "boto3.session.Session.client") and first is not None:
+        service = ev.value(first)
+        if not isinstance(service, str) or service in MESSAGE_SERVICES:
+            an.deny("net.sdk", f"{where}: {fn}({service!r}) sends email or messages (or a service the "
+                    "guardian cannot resolve): use `zen gate NAME`")
     if fn in _SHELL_CALLS or (fn in _ARGV_CALLS and _truthy(kw.get("shell"))):
         value = ev.value(first) if first is not None else None
         if isinstance(value, str):
