@@ -580,6 +580,7 @@ SDKS: list[Case] = [
     ("php -r 'file_get_contents(\"https://api.stripe.com/v1/x\");'", D, "net.high-consequence", "PHP"),
     ("python3 -c 'import requests; h=\"api.stri\"+\"pe.com\"; requests.get(\"https://\"+h)'", D,
      "net.high-consequence", "a host built from pieces"),
+    ("curl https://conversations.twilio.com/v1/Conversations", D, "net.high-consequence", "an API subdomain"),
     # near misses: documentation hosts, other SDKs
     ("python3 -c 'import requests; requests.get(\"https://stripe.com/docs\")'", A, None, "the docs"),
     ("node -e 'fetch(\"https://docs.stripe.com/api\")'", A, None, "the docs"),
@@ -814,6 +815,37 @@ CONFIG_HISTORY: list[Case] = [
     ("git config --get remote.origin.push", A, None, "reading it"),
 ]
 
+# The classes that must be allowed (issue 13) -------------------------------------------------------------
+ALLOWED: list[Case] = [
+    ("test -f .env 2>/dev/null && echo yes", A, None, "a redirect to /dev/null near .env"),
+    ("[ -e .env.local ] > /dev/null 2>&1 && echo ok", A, None, "an existence test, quiet"),
+    ("stat .env >/dev/null 2>&1", A, None, "stat of .env, quiet"),
+    ("grep -q PORT .env.example 2>/dev/null", A, None, "the template"),
+    ("touch .env 2>/dev/null", A, None, "an empty .env"),
+    ("echo ${API_KEY:+set}", A, None, "prints no secret"),
+    ("[ -n \"${GITHUB_TOKEN:-}\" ] && echo has-token", A, None, "an existence test"),
+    ("curl -s https://stripe.com/docs/api", A, None, "a provider's documentation host"),
+    ("curl -s https://developer.paypal.com/docs/api/overview/", A, None, "a developer portal"),
+    ("curl -s https://www.twilio.com/docs/usage/api", A, None, "a provider's documentation host"),
+    ("curl -s https://developers.hubspot.com/docs/api/overview", A, None, "a developer portal"),
+    ("python3 -c \"open('out.txt','w').write('x')\"", A, None, "an interpreter writing inside"),
+    ("python3 -c \"import pathlib; pathlib.Path('build/out.txt').write_text('x')\"", A, None, "pathlib inside"),
+    ("node -e \"require('fs').writeFileSync('dist/x.js', 'x')\"", A, None, "node writing inside"),
+    ("ruby -e 'File.write(\"tmp/x.txt\", \"x\")'", A, None, "ruby writing inside"),
+    ("NODE_OPTIONS=--max-old-space-size=4096 npm run build", A, None, "an env setting that loads no code"),
+    ("node -e 'console.log(process.env.NODE_ENV)'", A, None, "a non-secret variable"),
+    ("git config alias.co checkout", A, None, "a benign alias"),
+    ("git -C /z/home log --oneline -5", A, None, "read-only git on zen's home"),
+    ("cp /z/home/policy/guardian.yaml ./guardian-copy.yaml", A, None, "copying from a protected file"),
+    ("cat /z/home/policy/guardian.yaml > notes/policy.txt", A, None, "the same by redirect"),
+    ("git checkout -bNAME", A, None, "an attached value"),
+    ("git switch -cNAME", A, None, "an attached value"),
+    ("git commit --fixup=HEAD -Cfixup", A, None, "attached values"),
+    ("git log -- --force", A, None, "after --"),
+    ("rm -- -rf", A, None, "a file named -rf"),
+    ("grep -e --delete -r src", A, None, "a pattern that looks like an option"),
+]
+
 # A human's check (no job context) may run every zen command.
 HUMAN_ZEN: list[Case] = [
     ("zen approve 3fa9c0d1e2f3", A, None, "a person approves"),
@@ -839,4 +871,5 @@ CLASSES: dict[str, list[Case]] = {
     "12-sql": SQL,
     "13-sdks": SDKS,
     "14-piped": PIPED,
+    "allowed": ALLOWED,
 }

@@ -39,6 +39,8 @@ def human_ctx() -> Context:
 
 def test_every_class_has_a_family_of_cases() -> None:
     for cls, cases in round2.CLASSES.items():
+        if cls == "allowed":
+            continue
         denied = [c for c in cases if c[1] == round2.D]
         allowed = [c for c in cases if c[1] == round2.A]
         assert len(denied) >= 5 and len(allowed) >= 3, (cls, len(denied), len(allowed))

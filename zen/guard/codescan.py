@@ -114,7 +114,9 @@ _SCRIPT_SQL = re.compile(r"\.(?:query|execute|exec|raw|run|all|prepare|unsafe|sq
 def _patterns(lang: str) -> dict[str, list[re.Pattern[str]]]:
     got = _COMPILED.get(lang)
     if got is None:
-        got = {k: [re.compile(p) for p in v] for k, v in _LANG_PATTERNS[lang].items()}
+        # a name must end where the pattern does: \bwriteFile is not the start of writeFileSync
+        got = {k: [re.compile(p + r"(?![\w$])" if p[-1:].isalnum() else p) for p in v]
+               for k, v in _LANG_PATTERNS[lang].items()}
         _COMPILED[lang] = got
     return got
 

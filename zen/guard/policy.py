@@ -50,6 +50,10 @@ LEVELS = ("observe", "suggest", "act-and-report", "autonomous")
 APPROVAL_SWITCHES = ("file_deletes", "system_commands", "network_requests")
 HTTP_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 DEFAULT_AUTONOMY: dict[str, Any] = {"default_level": "suggest", "domains": {}}
+# first labels of a provider's hosts that serve people, not its API: a wildcard entry
+# (*.twilio.com) does not reach them; an exact entry still does
+DOC_LABELS = frozenset({"www", "docs", "doc", "developer", "developers", "dev", "help", "support", "status",
+                        "blog", "community", "learn", "academy", "changelog", "stripe-docs"})
 
 _GUARDIAN_KEYS = {"zen", "require_approval", "integrations", "high_consequence_hosts",
                   "vendor_clis", "credential_paths", "credential_commands", "protected_paths",
@@ -493,6 +497,8 @@ class Policy:
             hit = self._exact.get(c)
             if hit is not None:
                 return hit
+        if host.split(".", 1)[0] in DOC_LABELS:
+            return None     # a provider's documentation or portal (www.twilio.com), not its API
         for c in candidates:
             for pattern, cat, integ in self._wild:
                 if fnmatchcase(c, pattern):
