@@ -31,7 +31,7 @@ from zen.guard import defaults, sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.checks import PathChecks
 from zen.guard.options import flag_present
-from zen.guard.paths import Resolver, norm, under
+from zen.guard.paths import Resolver, Target, norm, under
 from zen.guard.policy import Policy, Rule
 from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
 from zen.guard.scripts import ScriptRuns, output_text
