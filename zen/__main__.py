@@ -14,6 +14,7 @@ import sys
 def lease_check() -> object:
     """The coordinator's lease check for the guardian (DESIGN 10), loaded by the hook inside its
     fail-closed try: the guardian is a lower layer than the coordinator and cannot import it."""
+    # loaded only for the hook, and inside its try (see above)
     from zen.coord.guardcheck import check_writes
 
     return check_writes

@@ -25,6 +25,7 @@ from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.model import JobSnapshot
 from zen.errors import NotFound, UsageError, ZenError
+from zen.store.config import Config, lane_path
 from zen.store.events import read_events
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -75,8 +76,6 @@ def _snap(home: Home, job: str) -> JobSnapshot | None:
 
 
 def _lane_path(home: Home, snap: JobSnapshot) -> Path | None:
-    from zen.store.config import Config, lane_path
-
     try:
         spec = Config.load(home).lanes.get(snap.lane or "")
     except ZenError:

@@ -41,6 +41,7 @@ from zen.errors import InvalidTask, ZenError
 from zen.orchestration import control, schedule, spawn
 from zen.orchestration.notify import Notifier
 from zen.orchestration.status import supervisor_pid
+from zen.orchestration.webhooks import Webhooks
 from zen.store import events as ev_store
 from zen.store import spool
 from zen.store.atomic import atomic_write
@@ -122,6 +123,7 @@ class Supervisor:
         self.notifier = Notifier(home)  # tells a human when a job waits for them or ends
         # leases renewed and released, changes and conflicts across live jobs (DESIGN 10)
         self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked))
+        self.webhooks = Webhooks(home)  # coordinator.notification_webhook, from coord/outbox/
         self._last_beat = 0.0
         self._lock_fd: int | None = None
 
@@ -137,6 +139,7 @@ class Supervisor:
             self.notifier.start()
             self.recover()
             self.coord.start()
+            self.webhooks.start()
             while not self.stopping:
                 self.heartbeat()
                 try:
@@ -152,6 +155,7 @@ class Supervisor:
             self.watch.stop()
             self.notifier.stop()
             self.coord.stop()
+            self.webhooks.stop()
             for s, h in old.items():
                 signal.signal(s, h)
             self._control(E.SUPERVISOR_STOPPED, pid=os.getpid(),
