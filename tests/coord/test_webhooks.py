@@ -67,7 +67,9 @@ def test_a_receiver_failing_the_first_tries_gets_every_event_once_retries_succee
         assert verify(SECRET, r["headers"], r["body"]), r["headers"]
         assert not verify("another secret", r["headers"], r["body"])
         assert r["headers"]["Idempotency-Key"] == r["headers"]["webhook-id"]
-    sent = _control(zh, "webhook.sent")
+    # recorded once the answer is read (just after the receiver sent it)
+    sent = wait_until(lambda: s if len(s := _control(zh, "webhook.sent")) >= 4 else None, timeout=10,
+                      message="webhook.sent lines")
     assert sorted(e["id"] for e in sent) == sorted(got) and {e["attempts"] for e in sent} == {3}
     # the idle wait between the last turn and the exit is announced as finished, not as waiting
     outbox = zh / "coord" / "outbox"
