@@ -320,6 +320,42 @@ class Tmux:
                 "attach-session", "-t", f"={session}"]
 
 
+class ViewServer:
+    """A tmux server a person looks at: the user's own (their default socket, or `-L socket`).
+
+    `zen grid` builds its session of read-only tiles here. zen never starts agents on it and
+    never sets a global option on it; the only commands it sends name their target.
+    """
+
+    def __init__(self, socket: str | None = None) -> None:
+        self.socket = socket
+        self.server = libtmux.Server(socket_name=socket, tmux_bin=shutil.which("tmux"))
+
+    def argv(self, *args: str) -> list[str]:
+        """A tmux command line for this server, as a person would type it."""
+        return [self.server.tmux_bin or "tmux", *(["-L", self.socket] if self.socket else []), *args]
+
+    def run_chain(self, *commands: list[str], check: bool = True) -> tmux_cmd:
+        args: list[str] = []
+        for i, cmd in enumerate(commands):
+            if i:
+                args.append(";")
+            args += [_escape_arg(a) for a in cmd]
+        try:
+            r = self.server.cmd(*args)
+        except tmux_exc.TmuxCommandNotFound:
+            raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
+        if check and r.returncode != 0:
+            raise TmuxError(f"tmux {args[0] if args else ''} failed: {_first_line(r)}")
+        return r
+
+    def run(self, *args: str, check: bool = True) -> tmux_cmd:
+        return self.run_chain(list(args), check=check)
+
+    def has_session(self, name: str) -> bool:
+        return self.run("has-session", "-t", f"={name}", check=False).returncode == 0
+
+
 def signal_pane(info: PaneInfo, sig: int) -> bool:
     """Signal the pane's process group (the pane's process leads its own session and group)."""
     if info.dead or not info.pid:

@@ -44,7 +44,7 @@ COMMANDS: dict[str, str] = {
     "kill-switch": "zen.cli.autonomy", "land": "zen.cli.serve",
     "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
     "queue": "zen.cli.queue", "gc": "zen.cli.gc",
-    "watch": "zen.cli.live",
+    "watch": "zen.cli.live", "grid": "zen.cli.live",
     "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
     "changes": "zen.cli.cmd_coord",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last

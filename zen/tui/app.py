@@ -8,6 +8,7 @@ the timeline like anyone else's.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -18,7 +19,6 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Footer, Static
 
-from zen.adapters.tmux import Tmux
 from zen.errors import ZenError
 from zen.orchestration import control
 from zen.store.home import Home
@@ -220,7 +220,9 @@ class WatchApp(App[None]):
             return
         try:
             with self.suspend():
-                subprocess.run(argv, env=Tmux.client_env(), check=False)
+                # $TMUX would make tmux refuse to attach from inside another tmux
+                env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+                subprocess.run(argv, env=env, check=False)
         except Exception as exc:  # no terminal to hand over (headless, a web terminal)
             self.notify(f"cannot attach from here ({exc}); run: zen attach {v.job}", severity="error")
         self.refresh()
