@@ -12,6 +12,7 @@ import os
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -38,7 +39,7 @@ class FeedUpdate(Message):
 
 
 class WatchApp(App[None]):
-    CSS_PATH = "watch.tcss"
+    CSS_PATH = Path(__file__).with_name("watch.tcss")  # absolute: subclasses live elsewhere
     TITLE = "zen watch"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "attach", "attach"), Binding("enter", "attach", "attach", show=False),

@@ -64,6 +64,7 @@ class JobTable(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
         self._order: list[str] = []
         self._shown: dict[str, list[str]] = {}
+        self._seen: dict[str, tuple[JobView, str, str]] = {}
         self._last_width = 40
 
     def on_mount(self) -> None:
@@ -81,7 +82,10 @@ class JobTable(DataTable[Text]):
         return self._order[self.cursor_row]
 
     def show(self, views: list[JobView], now: datetime) -> None:
-        """Make the table show `views` in this order, touching only the cells that changed."""
+        """Make the table show `views` in this order, touching only the cells that changed.
+
+        Called on every change and once a second (ages move on): a row whose view is the same
+        object as last time and whose ages read the same is not rebuilt at all."""
         width = self.last_width(self.size.width or 120)
         if width != self._last_width:
             self._last_width = width
@@ -89,27 +93,34 @@ class JobTable(DataTable[Text]):
             self._shown.clear()
             self._order = []
         order = [v.job for v in views]
-        cells = {v.job: row_cells(v, now, width) for v in views}
         if order != self._order:
             keep = self.selected()
             self.clear()
-            for job in order:
-                self.add_row(*cells[job], key=job)
+            for v in views:
+                cells = row_cells(v, now, width)
+                self.add_row(*cells, key=v.job)
+                self._seen[v.job] = (v, age(v.created_at, now), age(v.since, now))
+                self._shown[v.job] = [c.plain + str(c.style) for c in cells]
             self._order = order
-            self._shown = {job: [c.plain + str(c.style) for c in cells[job]] for job in order}
             if keep in order:
                 self.move_cursor(row=order.index(keep), animate=False)
             return
         keys = [k for k, _, _ in COLUMNS] + [LAST[0]]
-        for job in order:
-            plain = [c.plain + str(c.style) for c in cells[job]]
-            old = self._shown.get(job)
+        for v in views:
+            seen = (v, age(v.created_at, now), age(v.since, now))
+            last = self._seen.get(v.job)
+            if last is not None and last[0] is v and last[1:] == seen[1:]:
+                continue
+            self._seen[v.job] = seen
+            cells = row_cells(v, now, width)
+            plain = [c.plain + str(c.style) for c in cells]
+            old = self._shown.get(v.job)
             if old == plain:
                 continue
             for i, key in enumerate(keys):
                 if old is None or old[i] != plain[i]:
-                    self.update_cell(job, key, cells[job][i])
-            self._shown[job] = plain
+                    self.update_cell(v.job, key, cells[i])
+            self._shown[v.job] = plain
 
     def rows_shown(self) -> list[tuple[str, str]]:
         """(job, state cell) top to bottom, as drawn."""
