@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 PY      = $(BIN)/python
 XDIST  ?= -n auto
 
-.PHONY: install test test-fast test-claude lint typecheck check demo bench clean
+.PHONY: install test test-fast test-claude lint typecheck check demo bench screenshot clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ demo: $(PY)
 
 bench: $(PY)
 	$(PY) bench/run.py
+
+# README's picture of zen watch, on the fixed scene the snapshot test uses
+screenshot: $(PY)
+	$(PY) -m tests.tui.scene docs/zen-watch.svg
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

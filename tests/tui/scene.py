@@ -88,8 +88,6 @@ def app_for(home: Home) -> Any:
 
 
 async def _render(out: Path, root: Path) -> None:
-    from tests.helpers import wait_until  # noqa: F401  (keeps the test helpers importable here)
-
     app = app_for(build(root))
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(200):
