@@ -54,7 +54,8 @@ def test_one_notice_per_wait_and_per_end_across_a_restart(zh: Path, sups: Superv
     assert [(n["kind"], n["reason"], n["job"], n["name"]) for n in got] == [("waiting", "question", job, "asker")]
     assert got[0]["title"] == "zen: asker needs you"
     assert "Which database should I use?" in got[0]["text"]
-    assert (tmp_path / "notices.jsonl.env").read_text() == "waiting question\n"
+    env_file = tmp_path / "notices.jsonl.env"  # the command's second line: it may still be running
+    assert wait_until(lambda: env_file.exists() and env_file.read_text()) == "waiting question\n"
     lines = wait_until(lambda: desktop.exists() and desktop.read_text().splitlines(), message="notify-send")
     assert lines == ["--app-name=zen|--urgency=critical|zen: asker needs you|asks a question: Which database should I use?|"]
 
