@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -82,7 +84,7 @@ def build(root: Path) -> Home:
 
 
 def app_for(home: Home) -> Any:
-    from zen.tui.app import WatchApp
+    from zen.tui.app import WatchApp  # Textual only for the tests that draw (not test_segment)
 
     return WatchApp(home, clock=lambda: NOW)
 
@@ -99,9 +101,6 @@ async def _render(out: Path, root: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    import os
-    import tempfile
-
     out = Path(argv[0] if argv else "docs/zen-watch.svg").resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zs") as tmp:
