@@ -83,7 +83,7 @@ def test_filters_by_lane_by_state_and_by_words() -> None:
     asyncio.run(run())
 
 
-def test_a_question_rises_to_the_top_is_answered_with_s_and_c_cancels_after_a_yes(
+def test_a_question_rises_to_the_top_is_answered_with_s_p_pauses_and_c_cancels_after_a_yes(
         zh: Path, sups: Supervisors, tmp_path: Path) -> None:
     sups.start()
     busy = dispatch_sim(zh, tmp_path, "busy-one", [{"say": "grinding"}, {"busy": 60}])
@@ -111,6 +111,12 @@ def test_a_question_rises_to_the_top_is_answered_with_s_and_c_cancels_after_a_ye
             assert not app.rows[asker].needs_you
             assert [j for j, _ in shown(app)] == [busy, asker]
 
+            await select(pilot, app, busy)
+            await pilot.press("p")  # pause: its processes stopped; p again resumes it
+            await until(pilot, lambda: app.rows[busy].state == "paused", message="busy paused")
+            assert snap(zh, busy).state.value == "paused"
+            await pilot.press("p")
+            await until(pilot, lambda: app.rows[busy].state == "working", message="busy resumed")
             await select(pilot, app, busy)
             await pilot.press("c")
             await pilot.pause(0.2)

@@ -16,7 +16,7 @@ def watch(
                                "for logs and dumb terminals."),
 ) -> int:
     """Every job, live, who needs you on top. Keys: a attach, s send, f finish, c cancel, h harvest,
-    d review diff, l lane, v view, / filter, q quit."""
+    p pause/resume, d review diff, l lane, v view, / filter, q quit."""
     home = common.home()
     dumb = os.environ.get("TERM", "") in ("", "dumb")
     if plain or dumb or not (sys.stdin.isatty() and sys.stdout.isatty()):

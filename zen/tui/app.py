@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import Footer, Static
 
 from zen.errors import ZenError
-from zen.orchestration import control
+from zen.orchestration import control, pause
 from zen.store.home import Home
 from zen.tui.actions import review_diff
 from zen.tui.feed import Feed, Update
@@ -44,11 +44,10 @@ class WatchApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "attach", "attach"), Binding("enter", "attach", "attach", show=False),
         Binding("s", "send", "send"), Binding("f", "finish", "finish"), Binding("c", "cancel", "cancel"),
-        Binding("h", "harvest", "harvest"), Binding("d", "diff", "diff"),
+        Binding("h", "harvest", "harvest"), Binding("p", "pause", "pause/resume"), Binding("d", "diff", "diff"),
         Binding("l", "lane", "lane"), Binding("v", "view", "view"), Binding("slash", "filter", "filter"),
         Binding("escape", "clear_filter", "clear filter", show=False), Binding("q", "quit", "quit"),
     ]
-    # No pause/resume keys: zen has no pause command yet (they come with it).
 
     def __init__(self, home: Home, *, clock: Clock | None = None, live: bool = True) -> None:
         super().__init__()
@@ -194,6 +193,16 @@ class WatchApp(App[None]):
         v = self._pick()
         if v is not None:
             self._run(f"harvest {v.name}", lambda: control.harvest_now(self.home, v.job))
+
+    def action_pause(self) -> None:
+        """Pause a live agent (its processes stopped, its timeout clock too); resume a paused one."""
+        v = self._pick()
+        if v is None:
+            return
+        if v.state == "paused":
+            self._run(f"resume {v.name}", lambda: pause.resume(self.home, v.job))
+        else:
+            self._run(f"pause {v.name}", lambda: pause.pause(self.home, v.job))
 
     def action_diff(self) -> None:
         v = self._pick()

@@ -41,7 +41,7 @@ def session_name(home: Home) -> str:
 
 def wanted(views: Iterable[JobView], lane: str | None, max_tiles: int) -> list[JobView]:
     """The agents to show: live with a tmux session, in the lane, who needs you first."""
-    live = [v for v in views if v.state in ("working", "waiting") and v.tmux_session
+    live = [v for v in views if v.state in ("working", "waiting", "paused") and v.tmux_session
             and (lane is None or v.lane == lane)]
     return ordered(live)[:max_tiles]
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from zen.core.durations import format_duration
 from zen.core.ids import parse_iso
 
-LIVE = ("starting", "working", "waiting")
+LIVE = ("starting", "working", "waiting", "paused")
 ENDED = ("exited", "harvested", "failed", "cancelled")
 # state views the `v` key cycles through (label, states it shows; None = needs you)
 VIEWS: tuple[tuple[str, tuple[str, ...] | None], ...] = (

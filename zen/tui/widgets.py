@@ -21,9 +21,9 @@ COLUMNS = (("state", "state", 22), ("name", "name", 20), ("age", "age", 5), ("fo
            ("agent", "agent", 7), ("lane", "lane", 9), ("tokens", "tokens", 6), ("cost", "cost", 7))
 LAST = ("last", "last output")
 STATE_STYLE = {"waiting": "bold yellow", "working": "green", "starting": "cyan", "queued": "blue",
-               "pending": "blue", "exited": "magenta", "harvested": "dim", "failed": "bold red",
+               "pending": "blue", "paused": "cyan", "exited": "magenta", "harvested": "dim", "failed": "bold red",
                "cancelled": "dim red"}
-MARK = {"waiting": "●", "working": "▶", "starting": "…", "queued": "·", "pending": "·", "exited": "■",
+MARK = {"paused": "‖", "waiting": "●", "working": "▶", "starting": "…", "queued": "·", "pending": "·", "exited": "■",
         "harvested": "✓", "failed": "✗", "cancelled": "–"}
 
 
