@@ -9,13 +9,19 @@ through the full CLI.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 def lease_check() -> object:
-    """The coordinator's lease check for the guardian (DESIGN 10), loaded by the hook inside its
-    fail-closed try: the guardian is a lower layer than the coordinator and cannot import it."""
-    # loaded only for the hook, and inside its try (see above)
-    from zen.coord.guardcheck import check_writes
+    """The coordinator's lease check for the guardian (DESIGN 10), handed to the hook, which
+    calls it inside its fail-closed try: the guardian is a lower layer than the coordinator and
+    cannot import it. Its modules load on the first call that writes (most calls write nothing)."""
+
+    def check_writes(ctx: Any, call: Any, writes: Any, act: bool) -> Any:
+        # here: loaded only when a call writes, and inside the hook's try (see above)
+        from zen.coord.guardcheck import check_writes as check
+
+        return check(ctx, call, writes, act)
 
     return check_writes
 

@@ -235,3 +235,8 @@ def test_the_lease_check_keeps_the_hook_lean(jobs: Path) -> None:
     assert "zen.coord.guardcheck" in imported
     assert not sorted(m for m in imported if m.split(".")[0] in HEAVY or m == "hashlib")
     assert os.path.exists(jobs / "coord" / "app" / "leases")
+    # a call that writes nothing never loads the coordinator at all
+    payload = {**payload, "tool_name": "Bash", "tool_input": {"command": "pytest -q && git status"}}
+    r = hook(payload, env=job_env(jobs, "jb"), argv=[sys.executable, "-X", "importtime", "-m", "zen"])
+    imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert r.returncode == 0 and not [m for m in imported if m.startswith("zen.coord")]
