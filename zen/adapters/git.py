@@ -1,25 +1,38 @@
-"""The supervisor's git work: worktrees, snapshots of a live worktree, review branches, merge checks.
+"""The supervisor's git work, through GitPython: worktrees, snapshots of a live worktree, review
+branches, merge checks, and what harvest and the handoff read from a repository.
 
-The plain `git` binary does the work: every operation here is one or two plumbing commands, and a
-subprocess cannot leak the way a long-lived GitPython `Repo` does in a daemon. Stdlib only, so
-the quick queries below serve `zen dispatch` and `zen lane add` too.
+Every operation opens its `Repo`, works and closes it (`with _open(path) as repo`): GitPython
+documents that Repo objects kept open leak in long-running processes (persistent `git cat-file`
+processes, memory maps), and the supervisor runs for days. GitPython finds the repository
+in-process (its git dir, its worktree, its index); the work itself goes through its command
+wrapper (`repo.git.<command>(..., env=...)`), exact about arguments and environment, which
+harvest needs (a scratch GIT_INDEX_FILE, `merge-tree --write-tree`).
 
 Nothing here touches a worktree's index, HEAD or files while building a snapshot: it stages into
-a private temporary index (GIT_INDEX_FILE), so an agent can keep working during a harvest.
-Failures become GitError with a sentence a user can act on.
+a private temporary index, so an agent can keep working during a harvest. Failures become
+GitError with a sentence a user can act on. Commands that must start fast ask their few
+questions through zen/adapters/git_probe.py, which does not import GitPython.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from zen.adapters.git_probe import INHERITED_GIT_VARS
 from zen.errors import GitError
 from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP
+
+# GitPython refuses to be imported when no git binary is on PATH; zen says so in a sentence at the
+# first git call instead (GitCommandNotFound below), so this must precede the import.
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+import git as gitpython
+from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
 
 # zen's own files inside a worktree: never harvested, never committed by zen
 ZEN_PATHS = (WORKTREE_PRIVATE, WORKTREE_TMP)
@@ -33,93 +46,123 @@ ZEN_IDENTITY = {
 }
 
 
-def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    # a GIT_DIR/GIT_INDEX_FILE inherited from a hook would point every command at another repo
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"):
-        env.pop(var, None)
-    if extra:
-        env.update(extra)
-    return env
+class NotARepository(GitError):
+    """The path is not (or no longer) the top of a git repository or worktree."""
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
-        what: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `git -C repo ARGS`; with `check`, a failure raises GitError naming `what` was tried."""
+@contextmanager
+def _open(path: Path) -> Iterator[gitpython.Repo]:
+    """The repository whose top is `path`, for one operation; closed after it."""
+    # GitPython's Repo and the git it runs read these from os.environ and cannot be told to ignore
+    # them; set, they come from a git hook that ran zen and would aim zen at another repository
+    for var in INHERITED_GIT_VARS:
+        os.environ.pop(var, None)
     try:
-        r = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                           env=_env(env), stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
+        repo = gitpython.Repo(path)
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        raise NotARepository(f"{path} is not a git repository or worktree (any more)") from None
+    repo.git.update_environment(GIT_TERMINAL_PROMPT="0")
+    try:
+        yield repo
+    except GitCommandNotFound:
         raise GitError("git is not installed or not on PATH (install git, then retry)") from None
-    if check and r.returncode != 0:
-        detail = (r.stderr.strip() or r.stdout.strip()).splitlines()
-        reason = detail[-1] if detail else f"exit code {r.returncode}"
-        raise GitError(f"could not {what or 'run git ' + args[0]} in {repo}: {reason}")
-    return r
+    finally:
+        repo.close()
 
 
-def out(repo: Path, *args: str, **kw: object) -> str:
-    return git(repo, *args, **kw).stdout.strip()  # type: ignore[arg-type]
+def _reason(status: int, stdout: str, stderr: str) -> str:
+    detail = (stderr.strip() or stdout.strip()).splitlines()
+    return detail[-1] if detail else f"exit code {status}"
 
 
-def rev(repo: Path, ref: str) -> str | None:
-    """The commit `ref` names, or None."""
-    r = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-    return r.stdout.strip() or None if r.returncode == 0 else None
+def _call(repo: gitpython.Repo, command: str, *args: str, env: dict[str, str] | None = None,
+          check: bool = True, what: str | None = None) -> tuple[int, str]:
+    """`git COMMAND ARGS` through GitPython's command wrapper: (status, stdout). With `check`, a
+    failure raises GitError naming `what` was tried."""
+    run = getattr(repo.git, command.replace("-", "_"))  # repo.git.rev_parse runs `git rev-parse`
+    status, stdout, stderr = run(*args, env=env, with_extended_output=True, with_exceptions=False)
+    if check and status != 0:
+        raise GitError(f"could not {what or 'run git ' + command} in {repo.working_dir}: "
+                       f"{_reason(status, stdout, stderr)}")
+    return status, stdout
 
 
-def is_repo(path: Path) -> bool:
-    return path.is_dir() and git(path, "rev-parse", "--git-dir", check=False).returncode == 0
+def _out(repo: gitpython.Repo, command: str, *args: str, env: dict[str, str] | None = None,
+         what: str | None = None) -> str:
+    return _call(repo, command, *args, env=env, what=what)[1].strip()
 
 
-def toplevel(path: Path) -> Path | None:
-    r = git(path, "rev-parse", "--show-toplevel", check=False)
-    return Path(r.stdout.strip()) if r.returncode == 0 else None
+def out(path: Path, *args: str, env: dict[str, str] | None = None, what: str | None = None) -> str:
+    """`git ARGS` in the repository at `path`, its output stripped; GitError when it fails."""
+    with _open(path) as repo:
+        return _out(repo, *args, env=env, what=what)
 
 
-def resolve_commit(repo: Path, ref: str) -> str | None:
-    r = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else None
+def _rev(repo: gitpython.Repo, ref: str) -> str | None:
+    status, stdout = _call(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    return (stdout.strip() or None) if status == 0 else None
 
 
-def current_branch(repo: Path) -> str | None:
-    r = git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    return r.stdout.strip() if r.returncode == 0 else None
+def rev(path: Path, ref: str) -> str | None:
+    """The commit `ref` names in the repository at `path`, or None (also when there is none)."""
+    try:
+        with _open(path) as repo:
+            return _rev(repo, ref)
+    except NotARepository:
+        return None
 
 
-def tree_of(repo: Path, commit: str) -> str:
-    return out(repo, "rev-parse", f"{commit}^{{tree}}", what=f"read the tree of {commit[:12]}")
+def _tree_of(repo: gitpython.Repo, commit: str) -> str:
+    return _out(repo, "rev-parse", f"{commit}^{{tree}}", what=f"read the tree of {commit[:12]}")
 
 
-def is_ancestor(repo: Path, a: str, b: str) -> bool:
-    return git(repo, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+def tree_of(path: Path, commit: str) -> str:
+    with _open(path) as repo:
+        return _tree_of(repo, commit)
+
+
+def _is_ancestor(repo: gitpython.Repo, a: str, b: str) -> bool:
+    # exit 1 is "no"; a commit git cannot find is no ancestor either
+    return _call(repo, "merge-base", "--is-ancestor", a, b, check=False)[0] == 0
+
+
+def is_ancestor(path: Path, a: str, b: str) -> bool:
+    with _open(path) as repo:
+        return _is_ancestor(repo, a, b)
 
 
 # -- worktrees ----------------------------------------------------------------------------------
 
-def add_worktree(repo: Path, path: Path, branch: str, base: str) -> str:
+def add_worktree(repo_path: Path, path: Path, branch: str, base: str) -> str:
     """Create worktree `path` on a new branch `branch` starting at `base`; return the base commit.
 
     Idempotent for a restart: when `path` already is that branch's worktree, it is kept and the
-    commit the branch started from (its merge base with `base`) is returned.
+    commit the branch started from (its merge base with `base`) is returned. A new worktree costs
+    two git processes (the base, then `worktree add`); the checks for what may be in the way run
+    only when something is.
     """
-    base_commit = rev(repo, base)
-    if base_commit is None:
-        raise GitError(f"base {base!r} does not resolve to a commit in {repo} (check the lane's base branch)")
-    existing = _worktrees(repo).get(path.resolve())
-    if existing is not None:
-        if existing == f"refs/heads/{branch}":
-            mb = git(repo, "merge-base", branch, base_commit, check=False).stdout.strip()
-            return mb or base_commit
-        raise GitError(f"{path} is already a worktree of {repo} on another branch ({existing})")
-    if path.exists() and any(path.iterdir()):
-        raise GitError(f"{path} exists and is not empty; cannot create the job's worktree there")
-    if rev(repo, f"refs/heads/{branch}") is not None:
-        raise GitError(f"branch {branch} already exists in {repo}; a worktree for it cannot be created again")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    git(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit,
-        what=f"create the worktree {path}")
+    with _open(repo_path) as repo:
+        base_commit = _rev(repo, base)
+        if base_commit is None:
+            raise GitError(f"base {base!r} does not resolve to a commit in {repo_path} "
+                           "(check the lane's base branch)")
+        if path.exists():
+            existing = _worktrees(repo).get(path.resolve())
+            if existing == f"refs/heads/{branch}":
+                status, mb = _call(repo, "merge-base", branch, base_commit, check=False)
+                return mb.strip() or base_commit
+            if existing is not None:
+                raise GitError(f"{path} is already a worktree of {repo_path} on another branch ({existing})")
+            if any(path.iterdir()):
+                raise GitError(f"{path} exists and is not empty; cannot create the job's worktree there")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        status, _ = _call(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit, check=False)
+        if status != 0:
+            if _rev(repo, f"refs/heads/{branch}") is not None:
+                raise GitError(f"branch {branch} already exists in {repo_path}; "
+                               "a worktree for it cannot be created again")
+            _out(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit,
+                 what=f"create the worktree {path}")  # again, for git's own reason
     for name in ZEN_PATHS:
         make_private_dir(path, name)
     return base_commit
@@ -135,12 +178,11 @@ def make_private_dir(worktree: Path, name: str) -> Path:
     return d
 
 
-def _worktrees(repo: Path) -> dict[Path, str | None]:
+def _worktrees(repo: gitpython.Repo) -> dict[Path, str | None]:
     """worktree path -> its branch ref (None when detached), as git lists them."""
-    r = git(repo, "worktree", "list", "--porcelain", what="list worktrees")
     found: dict[Path, str | None] = {}
     current: Path | None = None
-    for line in r.stdout.splitlines():
+    for line in _out(repo, "worktree", "list", "--porcelain", what="list worktrees").splitlines():
         if line.startswith("worktree "):
             current = Path(line[len("worktree "):]).resolve()
             found[current] = None
@@ -157,37 +199,41 @@ def has_unharvested_work(worktree: Path, review_branch: str | None, base_commit:
     """
     if not worktree.exists():
         return False
-    head = rev(worktree, "HEAD")
-    if head is None:
+    try:
+        with _open(worktree) as repo:
+            head = _rev(repo, "HEAD")
+            if head is None:
+                return True
+            snap_tree = _snapshot_tree(repo)
+            target = _rev(repo, f"refs/heads/{review_branch}") if review_branch else None
+            if target is None:
+                if base_commit is None:
+                    return True
+                return head != base_commit or snap_tree != _tree_of(repo, head)
+            return not _is_ancestor(repo, head, target) or snap_tree != _tree_of(repo, target)
+    except NotARepository:  # a worktree git no longer knows: whatever is in it may be work
         return True
-    snap_tree = snapshot_tree(worktree)
-    target = rev(worktree, f"refs/heads/{review_branch}") if review_branch else None
-    if target is None:
-        if base_commit is None:
-            return True
-        return head != base_commit or snap_tree != tree_of(worktree, head)
-    return not is_ancestor(worktree, head, target) or snap_tree != tree_of(worktree, target)
 
 
-def remove_worktree(repo: Path, path: Path, review_branch: str | None = None,
+def remove_worktree(repo_path: Path, path: Path, review_branch: str | None = None,
                     base_commit: str | None = None) -> None:
     """Remove a job's worktree (its branches stay). Refuses while it holds unharvested work."""
     if not path.exists():
-        git(repo, "worktree", "prune", check=False)
+        with suppress(NotARepository), _open(repo_path) as repo:
+            _call(repo, "worktree", "prune", check=False)
         return
     if has_unharvested_work(path, review_branch, base_commit):
         raise GitError(f"{path} holds work that is not on a review branch yet (zen harvest it first)")
-    # --force: zen's private dirs and ignored build output are untracked; the work itself is safe
-    git(repo, "worktree", "remove", "--force", str(path), what=f"remove the worktree {path}")
+    with _open(repo_path) as repo:
+        # --force: zen's private dirs and ignored build output are untracked; the work itself is safe
+        _call(repo, "worktree", "remove", "--force", str(path), what=f"remove the worktree {path}")
 
 
 # -- snapshots ----------------------------------------------------------------------------------
 
-def snapshot_tree(worktree: Path) -> str:
-    """The tree of everything in the worktree (tracked changes + untracked, not ignored, not zen's),
-    staged into a throwaway index so the agent's own index and files are never touched."""
-    git_index = Path(out(worktree, "rev-parse", "--path-format=absolute", "--git-path", "index",
-                         what="find the worktree's index"))
+def _snapshot_tree(repo: gitpython.Repo) -> str:
+    # the worktree's own index: GitPython knows its git dir (a linked worktree has one of its own)
+    git_index = Path(repo.git_dir) / "index"
     tmpdir = Path(tempfile.mkdtemp(prefix="zen-index-"))
     index = tmpdir / "index"
     env = {"GIT_INDEX_FILE": str(index)}
@@ -199,15 +245,22 @@ def snapshot_tree(worktree: Path) -> str:
             # hide a same-size edit made in the second the index was written (racy git)
             shutil.copy2(git_index, index)
         except FileNotFoundError:
-            git(worktree, "read-tree", "HEAD", env=env, what="read HEAD into a scratch index")
-        git(worktree, "add", "--all", "--", ".", env=env, what="stage the worktree's files into a scratch index")
+            _call(repo, "read-tree", "HEAD", env=env, what="read HEAD into a scratch index")
+        _call(repo, "add", "--all", "--", ".", env=env, what="stage the worktree's files into a scratch index")
         # then drop zen's own dirs; not as :(exclude) pathspecs, which make `git add` fail when a
         # user's .gitignore already ignores them
-        git(worktree, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *ZEN_PATHS, env=env,
-            what="leave zen's own files out of the snapshot")
-        return out(worktree, "write-tree", env=env, what="write the snapshot tree")
+        _call(repo, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *ZEN_PATHS, env=env,
+              what="leave zen's own files out of the snapshot")
+        return _out(repo, "write-tree", env=env, what="write the snapshot tree")
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def snapshot_tree(worktree: Path) -> str:
+    """The tree of everything in the worktree (tracked changes + untracked, not ignored, not zen's),
+    staged into a throwaway index so the agent's own index and files are never touched."""
+    with _open(worktree) as repo:
+        return _snapshot_tree(repo)
 
 
 @dataclass(frozen=True)
@@ -223,42 +276,54 @@ def snapshot_commit(worktree: Path, message: str, reuse: str | None = None) -> S
     No changes beyond HEAD: HEAD itself. `reuse` (the current review tip) is returned instead of a
     new commit when it already is exactly this snapshot, so harvesting twice changes nothing.
     """
-    head = rev(worktree, "HEAD")
+    try:
+        with _open(worktree) as repo:
+            return _snapshot_commit(repo, message, reuse)
+    except NotARepository:
+        raise GitError(f"{worktree} has no HEAD commit (is it still a git worktree?)") from None
+
+
+def _snapshot_commit(repo: gitpython.Repo, message: str, reuse: str | None) -> Snapshot:
+    head = _rev(repo, "HEAD")
     if head is None:
-        raise GitError(f"{worktree} has no HEAD commit (is it still a git worktree?)")
-    tree = snapshot_tree(worktree)
-    if tree == tree_of(worktree, head):
+        raise GitError(f"{repo.working_dir} has no HEAD commit (is it still a git worktree?)")
+    tree = _snapshot_tree(repo)
+    if tree == _tree_of(repo, head):
         return Snapshot(head, head, False)
-    if reuse and rev(worktree, reuse) == reuse and tree_of(worktree, reuse) == tree:
-        parents = out(worktree, "rev-list", "--parents", "-n", "1", reuse).split()[1:]
+    if reuse and _rev(repo, reuse) == reuse and _tree_of(repo, reuse) == tree:
+        parents = _out(repo, "rev-list", "--parents", "-n", "1", reuse).split()[1:]
         if parents == [head]:
             return Snapshot(head, reuse, True)
-    commit = out(worktree, "commit-tree", tree, "-p", head, "-m", message, env=ZEN_IDENTITY,
-                 what="commit the snapshot")
+    commit = _out(repo, "commit-tree", tree, "-p", head, "-m", message, env=ZEN_IDENTITY,
+                  what="commit the snapshot")
     return Snapshot(head, commit, True)
 
 
-def set_branch(repo: Path, branch: str, commit: str, reason: str) -> None:
+def set_branch(path: Path, branch: str, commit: str, reason: str) -> None:
     """Point refs/heads/<branch> at `commit` (created if missing). Nothing is checked out."""
-    git(repo, "update-ref", "-m", reason, f"refs/heads/{branch}", commit, what=f"update {branch}")
+    with _open(path) as repo:
+        _call(repo, "update-ref", "-m", reason, f"refs/heads/{branch}", commit, what=f"update {branch}")
 
 
 # -- reports ------------------------------------------------------------------------------------
 
-def commits_between(repo: Path, base: str, tip: str) -> list[dict[str, str]]:
+def commits_between(path: Path, base: str, tip: str) -> list[dict[str, str]]:
     """Commits in base..tip, oldest first: sha, author, subject."""
-    r = out(repo, "log", "--reverse", "--format=%H%x1f%an%x1f%s", f"{base}..{tip}",
-            what="list the job's commits")
+    with _open(path) as repo:
+        text = _out(repo, "log", "--reverse", "--format=%H%x1f%an%x1f%s", f"{base}..{tip}",
+                    what="list the job's commits")
     rows = []
-    for line in r.splitlines():
+    for line in text.splitlines():
         sha, author, subject = [*line.split("\x1f"), "", ""][:3]
         rows.append({"sha": sha, "author": author, "subject": subject})
     return rows
 
 
-def diff_numbers(repo: Path, base: str, tip: str) -> tuple[int, int, int, str]:
+def diff_numbers(path: Path, base: str, tip: str) -> tuple[int, int, int, str]:
     """(files changed, insertions, deletions, diffstat text) of base..tip."""
-    numstat = out(repo, "diff", "--numstat", "--no-renames", base, tip, what="compute the diffstat")
+    with _open(path) as repo:
+        numstat = _out(repo, "diff", "--numstat", "--no-renames", base, tip, what="compute the diffstat")
+        stat = _out(repo, "diff", "--stat=100", "--no-renames", base, tip, what="compute the diffstat")
     files = ins = dels = 0
     for line in numstat.splitlines():
         parts = line.split("\t")
@@ -267,68 +332,100 @@ def diff_numbers(repo: Path, base: str, tip: str) -> tuple[int, int, int, str]:
         files += 1
         ins += int(parts[0]) if parts[0].isdigit() else 0  # "-" for binary files
         dels += int(parts[1]) if parts[1].isdigit() else 0
-    stat = out(repo, "diff", "--stat=100", "--no-renames", base, tip, what="compute the diffstat")
     return files, ins, dels, stat
 
 
-def merge_check(repo: Path, onto: str, tip: str) -> tuple[bool, list[str]]:
+def merge_check(path: Path, onto: str, tip: str) -> tuple[bool, list[str]]:
     """Whether `tip` merges cleanly onto commit `onto`, and the conflicting paths if not.
 
     `git merge-tree --write-tree` merges in the object store only: no working tree, index or ref
     moves (git >= 2.38).
     """
-    r = git(repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", onto, tip, check=False)
-    if r.returncode == 0:
+    with _open(path) as repo:
+        status, stdout, stderr = repo.git.merge_tree(
+            "--write-tree", "--name-only", "--no-messages", onto, tip,
+            with_extended_output=True, with_exceptions=False)
+    if status == 0:
         return True, []
-    if r.returncode == 1:
-        lines = r.stdout.splitlines()[1:]  # first line is the (conflicted) tree id
+    # a conflict prints the (conflicted) tree id first; git 2.39 also exits 1, printing nothing,
+    # for a commit it cannot find
+    if status == 1 and stdout.strip():
+        lines = stdout.splitlines()[1:]
         return False, [ln for ln in lines if ln.strip()]
-    detail = (r.stderr.strip() or "unknown error").splitlines()[-1]
-    raise GitError(f"could not check whether the work merges onto {onto[:12]} in {repo}: {detail}")
+    detail = (stderr.strip() or "unknown error").splitlines()[-1]
+    raise GitError(f"could not check whether the work merges onto {onto[:12]} in {path}: {detail}")
+
+
+def tracked_files(path: Path) -> list[str]:
+    """The paths git tracks in the worktree at `path` ([] when it cannot tell)."""
+    try:
+        with _open(path) as repo:
+            status, stdout = _call(repo, "ls-files", check=False)
+    except NotARepository:
+        return []
+    return stdout.splitlines() if status == 0 else []
+
+
+def recent_commits(path: Path, commit: str, count: int) -> str | None:
+    """`git log --oneline` of the last `count` commits up to `commit`, or None when unreadable."""
+    try:
+        with _open(path) as repo:
+            status, stdout = _call(repo, "log", "--oneline", "--no-decorate", f"-{count}", commit, check=False)
+    except NotARepository:
+        return None
+    return stdout.strip() if status == 0 else None
 
 
 # -- landing (zen land: a human's explicit request, DESIGN section 11) ---------------------------
 
-def merge_tree(repo: Path, onto: str, tip: str) -> tuple[str | None, list[str]]:
+def merge_tree(path: Path, onto: str, tip: str) -> tuple[str | None, list[str]]:
     """The tree of merging `tip` into `onto`, computed in the object store only (no working
     tree, index or ref moves): (tree, []) when clean, (None, conflicting paths) when not."""
-    r = git(repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", onto, tip, check=False)
-    lines = r.stdout.splitlines()
-    if r.returncode == 0 and lines:
+    with _open(path) as repo:
+        status, stdout, stderr = repo.git.merge_tree(
+            "--write-tree", "--name-only", "--no-messages", onto, tip,
+            with_extended_output=True, with_exceptions=False)
+    lines = stdout.splitlines()
+    if status == 0 and lines:
         return lines[0].strip(), []
-    if r.returncode == 1:
+    if status == 1 and lines:  # git 2.39 exits 1 with nothing printed for a commit it cannot find
         return None, [ln for ln in lines[1:] if ln.strip()]
-    detail = (r.stderr.strip() or "unknown error").splitlines()[-1]
-    raise GitError(f"could not merge {tip[:12]} onto {onto[:12]} in {repo}: {detail}")
+    detail = (stderr.strip() or "unknown error").splitlines()[-1]
+    raise GitError(f"could not merge {tip[:12]} onto {onto[:12]} in {path}: {detail}")
 
 
-def commit_tree(repo: Path, tree: str, parents: list[str], message: str) -> str:
+def commit_tree(path: Path, tree: str, parents: list[str], message: str) -> str:
     """A commit of `tree` with `parents`, by the user's git identity (zen's when none is set)."""
-    env = None if git(repo, "var", "GIT_COMMITTER_IDENT", check=False).returncode == 0 else ZEN_IDENTITY
-    args = ["commit-tree", tree]
-    for p in parents:
-        args += ["-p", p]
-    return out(repo, *args, "-m", message, env=env, what="write the merge commit")
+    with _open(path) as repo:
+        has_identity = _call(repo, "var", "GIT_COMMITTER_IDENT", check=False)[0] == 0
+        args = [tree]
+        for p in parents:
+            args += ["-p", p]
+        return _out(repo, "commit-tree", *args, "-m", message, env=None if has_identity else ZEN_IDENTITY,
+                    what="write the merge commit")
 
 
-def move_ref(repo: Path, ref: str, new: str, old: str, reason: str) -> bool:
+def move_ref(path: Path, ref: str, new: str, old: str, reason: str) -> bool:
     """Compare-and-set: point `ref` at `new` only if it still points at `old`. False if it moved."""
-    r = git(repo, "update-ref", "-m", reason, ref, new, old, check=False)
-    return r.returncode == 0
+    with _open(path) as repo:
+        return _call(repo, "update-ref", "-m", reason, ref, new, old, check=False)[0] == 0
 
 
-def checked_out_in(repo: Path, branch: str) -> list[Path]:
-    """Worktrees of `repo` (its main checkout included) that have `branch` checked out."""
+def checked_out_in(path: Path, branch: str) -> list[Path]:
+    """Worktrees of the repository at `path` (its main checkout included) that have `branch`
+    checked out."""
     ref = f"refs/heads/{branch}"
-    return [path for path, head in _worktrees(repo).items() if head == ref]
+    with _open(path) as repo:
+        return [p for p, head in _worktrees(repo).items() if head == ref]
 
 
 def changed_files(worktree: Path, base: str) -> list[str]:
     """Paths of the worktree that differ from commit `base` right now: committed, staged or not,
     deleted, and untracked files git does not ignore (zen's own dirs left out). Sorted."""
-    tracked = git(worktree, "diff", "--name-only", "--no-renames", "-z", base, "--",
-                  what="list the files changed since the base").stdout
-    untracked = git(worktree, "ls-files", "--others", "--exclude-standard", "-z",
-                    what="list the untracked files").stdout
+    with _open(worktree) as repo:
+        tracked = _call(repo, "diff", "--name-only", "--no-renames", "-z", base, "--",
+                        what="list the files changed since the base")[1]
+        untracked = _call(repo, "ls-files", "--others", "--exclude-standard", "-z",
+                          what="list the untracked files")[1]
     names = {n for n in (tracked + "\0" + untracked).split("\0") if n}
     return sorted(n for n in names if n.split("/", 1)[0] not in ZEN_PATHS)

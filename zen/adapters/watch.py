@@ -9,37 +9,37 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger(__name__)
+
+
+class _Hint(FileSystemEventHandler):
+    def __init__(self, wake: threading.Event) -> None:
+        self.wake = wake
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        self.wake.set()
 
 
 class SpoolWatch:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.wake = threading.Event()
-        self._observer: Any = None
+        self._observer: BaseObserver | None = None
 
     def start(self) -> None:
         try:
-            from watchdog.events import FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:  # the tick alone still finds every task
-            log.warning("watchdog is unavailable; polling spool/new on every tick")
-            return
-        wake = self.wake
-
-        class _Hint(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:
-                wake.set()
-
-        try:
             observer = Observer()
             observer.daemon = True
-            observer.schedule(_Hint(), str(self.directory), recursive=False)
+            observer.schedule(_Hint(self.wake), str(self.directory), recursive=False)
             observer.start()
-        except Exception as exc:  # e.g. out of inotify watches: degrade to polling
+        except Exception as exc:  # e.g. out of inotify watches: the tick alone still finds every task
             log.warning("cannot watch %s (%s); polling on every tick", self.directory, exc)
             return
         self._observer = observer
@@ -66,41 +66,37 @@ class SpoolWatch:
 _CHANGES = frozenset({"created", "modified", "moved", "deleted"})
 
 
+class _Forward(FileSystemEventHandler):
+    def __init__(self, on_path: Callable[[str], object]) -> None:
+        self.on_path = on_path
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in _CHANGES:
+            return  # opens, reads (our own included), closes and chmods are not changes
+        path = getattr(event, "dest_path", "") or event.src_path
+        self.on_path(path.decode() if isinstance(path, bytes) else str(path))
+
+
 class FileEvents:
     """File events under some directories, each handed to `on_path(path)` on watchdog's thread.
 
     Used by the live views and the notifier to react to timeline appends instead of polling.
-    `start()` returns False when file events are unavailable (no watchdog, out of inotify
-    watches): the caller then falls back to its own slow sweep. Moves report their destination.
+    `start()` returns False when file events are unavailable (e.g. out of inotify watches): the
+    caller then falls back to its own slow sweep. Moves report their destination.
     """
 
-    def __init__(self, on_path: Any, directories: list[tuple[Path, bool]]) -> None:
+    def __init__(self, on_path: Callable[[str], object], directories: list[tuple[Path, bool]]) -> None:
         self.on_path = on_path
         self.directories = directories
-        self._observer: Any = None
+        self._observer: BaseObserver | None = None
 
     def start(self) -> bool:
-        try:
-            from watchdog.events import FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:
-            log.warning("watchdog is unavailable; live views fall back to a slow sweep")
-            return False
-        on_path = self.on_path
-
-        class _Forward(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:
-                if event.event_type not in _CHANGES:
-                    return  # opens, reads (our own included), closes and chmods are not changes
-                path = getattr(event, "dest_path", "") or event.src_path
-                on_path(path.decode() if isinstance(path, bytes) else str(path))
-
         try:
             observer = Observer()
             observer.daemon = True
             for directory, recursive in self.directories:
                 directory.mkdir(parents=True, exist_ok=True)
-                observer.schedule(_Forward(), str(directory), recursive=recursive)
+                observer.schedule(_Forward(self.on_path), str(directory), recursive=recursive)
             observer.start()
         except Exception as exc:  # e.g. out of inotify watches
             log.warning("cannot watch %s (%s); falling back to a slow sweep",

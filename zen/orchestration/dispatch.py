@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zen.adapters import git
+from zen.adapters import git_probe as git
 from zen.core.ids import iso, make_job_id, name_from_prompt, utcnow
 from zen.core.model import JobStatus, Task
 from zen.core.refs import resolve

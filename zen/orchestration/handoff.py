@@ -48,11 +48,8 @@ def likely_files(repo_dir: Path, prompt: str, limit: int = 8) -> list[str]:
     words = {w.lower() for w in _WORD.findall(prompt)} - _STOP
     if not words:
         return []
-    r = git.git(repo_dir, "ls-files", check=False)
-    if r.returncode != 0:
-        return []
     scored = []
-    for path in r.stdout.splitlines()[:20000]:
+    for path in git.tracked_files(repo_dir)[:20000]:
         low = path.lower()
         score = sum(1 for w in words if w in low)
         if score:
@@ -62,8 +59,7 @@ def likely_files(repo_dir: Path, prompt: str, limit: int = 8) -> list[str]:
 
 def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, branch: str,
            base_commit: str, level: str | None = None, recent: int = 8, home: Home | None = None) -> str:
-    log = git.git(worktree, "log", "--oneline", "--no-decorate", f"-{recent}", base_commit, check=False)
-    history = log.stdout.strip() if log.returncode == 0 else "(unavailable)"
+    history = git.recent_commits(worktree, base_commit, recent) or "(unavailable)"
     deadline_at = iso(utcnow() + timedelta(seconds=task.timeout_s))
     files = likely_files(worktree, task.prompt)
     level = level or "suggest"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from zen.adapters import git
+from zen.adapters import git_probe as git
 from zen.core.ids import NAME_RE
 from zen.errors import NotFound, ZenError
 from zen.store.config import Config, edit_config

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zen.adapters import git
+from zen.adapters import git_probe
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
 from zen.guard.policy import integrations, load_policy_errors
@@ -242,10 +242,12 @@ def _lane(home: Home, report: Report, name: str, spec: dict[str, Any] | None) ->
     path = Path(str(spec.get("path", "")))
     if not path.is_dir():
         report.add(f"lane {name}", FAIL, f"{path} does not exist (zen lane remove {name}, or restore it)")
-    elif not git.is_repo(path):
-        report.add(f"lane {name}", FAIL, f"{path} is not a git repository")
-    elif git.resolve_commit(path, str(spec.get("base", "HEAD"))) is None:
-        report.add(f"lane {name}", FAIL, f"base {spec.get('base')!r} does not resolve in {path}")
+    # one git process when all is well (every spawn runs this): the base resolving proves the repo
+    elif git_probe.resolve_commit(path, str(spec.get("base", "HEAD"))) is None:
+        if not git_probe.is_repo(path):
+            report.add(f"lane {name}", FAIL, f"{path} is not a git repository")
+        else:
+            report.add(f"lane {name}", FAIL, f"base {spec.get('base')!r} does not resolve in {path}")
     else:
         report.add(f"lane {name}", PASS, f"{path} @ {spec.get('base')}")
 

@@ -1,0 +1,49 @@
+"""Quick questions about a repository for commands that must start fast (`zen dispatch`,
+`zen lane add`, preflight): is it one, where is its top, which branch, does a ref resolve.
+
+The git binary answers each in one process. GitPython (zen/adapters/git.py, everything else)
+costs about 40 ms to import, a quarter of what `zen dispatch` takes in all, so these paths never
+import it (tests/test_dispatch.py checks).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from zen.errors import GitError
+
+# Inherited from a git hook, these would point every command at another repository or index.
+INHERITED_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                      "GIT_OBJECT_DIRECTORY")
+
+
+def _git(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_GIT_VARS}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    try:
+        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
+                              env=env, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH (install git, then retry)") from None
+
+
+def is_repo(path: Path) -> bool:
+    return path.is_dir() and _git(path, "rev-parse", "--git-dir").returncode == 0
+
+
+def toplevel(path: Path) -> Path | None:
+    r = _git(path, "rev-parse", "--show-toplevel")
+    return Path(r.stdout.strip()) if r.returncode == 0 else None
+
+
+def resolve_commit(repo: Path, ref: str) -> str | None:
+    """The commit `ref` names, or None."""
+    r = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else None
+
+
+def current_branch(repo: Path) -> str | None:
+    r = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+    return r.stdout.strip() if r.returncode == 0 else None
