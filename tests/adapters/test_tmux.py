@@ -72,11 +72,16 @@ def test_the_server_global_environment_does_not_leak_into_an_agent(tmux: Tmux, t
 
 def test_an_agent_that_dies_at_once_leaves_its_exit_status(tmux: Tmux, tmp_path: Path) -> None:
     start(tmux, tmp_path, "zen-quick", "exit 7", exit_file=True)
-    info = wait_until(lambda: (p := tmux.pane("zen-quick")) is not None and p.settled and p,
-                      message="a settled dead pane")
-    assert info.dead and info.exit_code == 7 and info.signal is None
-    assert fmt(tmux.socket, info.pane_id, "#{pane_dead}:#{pane_dead_status}") == "1:7"
+    # the pane stays (remain-on-exit), dead; its status comes from tmux or, where tmux 3.3a has
+    # not reaped the process yet and leaves it blank, from the wrapper's exit file
+    info = wait_until(lambda: (p := tmux.pane("zen-quick")) is not None and p.dead and p, message="a dead pane")
+    assert fmt(tmux.socket, info.pane_id, "#{pane_dead}") == "1"
+    wait_until((tmp_path / "zen-quick.exit").exists, message="the wrapper's exit file")
     assert (tmp_path / "zen-quick.exit").read_text().strip() == "7"
+    info = tmux.pane("zen-quick")
+    assert info is not None and info.signal is None and info.exit_code in (None, 7)
+    if info.settled:
+        assert fmt(tmux.socket, info.pane_id, "#{pane_dead_status}") == "7"
 
 
 def test_a_signal_death_is_told_as_a_signal(tmux: Tmux, tmp_path: Path) -> None:
