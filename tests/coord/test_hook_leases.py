@@ -240,3 +240,16 @@ def test_the_lease_check_keeps_the_hook_lean(jobs: Path) -> None:
     r = hook(payload, env=job_env(jobs, "jb"), argv=[sys.executable, "-X", "importtime", "-m", "zen"])
     imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert r.returncode == 0 and not [m for m in imported if m.startswith("zen.coord")]
+
+
+def test_zen_guard_check_gives_the_hooks_answer_without_taking_leases(jobs: Path) -> None:
+    from tests.helpers import zen
+
+    assert write(jobs, "ja", "src/a.py").returncode == 0
+    env = job_env(jobs, "jb")
+    wt = jobs / "worktrees" / "jb"
+    r = zen("guard", "check", "--cwd", str(wt), "--", "echo x > src/a.py", env=env)
+    assert r.returncode == 4 and "job ja" in r.stdout + r.stderr
+    r = zen("guard", "check", "--cwd", str(wt), "--", "echo x > src/b.py", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [x["job"] for x in leases_of(jobs)] == ["ja"]          # a check from a shell takes nothing

@@ -15,6 +15,7 @@ import typer
 
 from zen.agents.settings import settings_text
 from zen.cli import common, render
+from zen.coord.guardcheck import check_writes
 from zen.errors import UsageError, ZenError
 from zen.guard.api import Decision, ToolCall
 from zen.guard.batch import run as run_batch
@@ -72,8 +73,9 @@ def check(
             return run_batch(batch, cwd, home)
         except OSError as exc:
             raise ZenError(f"cannot read {batch} ({exc.strerror})") from None
-    d = Guard(home=home).safe_check(_call(command, cwd, tool, file, content), cwd or os.getcwd(), worktree,
-                                    audit=True)
+    # with the coordinator's lease check, as in the hook (a job's write to a file another holds)
+    d = Guard(home=home, writes_check=check_writes).safe_check(_call(command, cwd, tool, file, content),
+                                                               cwd or os.getcwd(), worktree, audit=True)
     render.emit(d, json_out, _decided)
     return 0 if d.decision == "allow" else 4
 

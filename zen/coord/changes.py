@@ -144,6 +144,8 @@ class Scanner:
                 return None
             self.seen[job_id] = seen
         paths = g.changed_files(seen.worktree, seen.base_commit)
+        if seen.paths is None and not paths:
+            seen.paths = []                  # nothing changed yet: nothing to record
         if paths != seen.paths:
             before = set(seen.paths or [])
             self.store.append(job_id, E.FILES_CHANGED, paths=paths[:MAX_PATHS], by=by,
