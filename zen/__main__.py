@@ -2,7 +2,7 @@
 
 Two commands run inside every agent action and must start fast, so they bypass the CLI
 framework: `zen guard hook` (the PreToolUse guardian) and `zen hook EVENT` (turn signals); so
-does `zen guard check --batch`, a throughput tool. Any other form, and --help of these, goes
+do `zen guard check --batch`, a throughput tool, and `zen guard serve`, the resident guardian. Any other form, and --help of these, goes
 through the full CLI.
 """
 
@@ -36,6 +36,11 @@ def main() -> None:
         from zen.guard.hook import main as guard_hook
 
         sys.exit(guard_hook(argv[2:], writes_check=lease_check))
+    if argv[:2] == ["guard", "serve"] and not asks_help:
+        # lean start: the supervisor starts the resident guardian with every start of its own
+        from zen.guard.server import main as guard_serve
+
+        sys.exit(guard_serve(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:
         # lean start: a throughput tool, measured in bench/guard.py
         from zen.guard.batch import fast_main

@@ -1,4 +1,4 @@
-"""zen guard check | settings | hook.
+"""zen guard check | settings | hook | serve.
 
 `check` and `check --batch` go through the same Guard.check as the hook (zen/guard/context.py),
 so a command gets the same answer from a shell, a batch file and an agent.
@@ -21,6 +21,7 @@ from zen.guard.api import Decision, ToolCall
 from zen.guard.batch import run as run_batch
 from zen.guard.context import Guard
 from zen.guard.hook import main as hook_main
+from zen.guard.server import main as serve_main
 
 guard = typer.Typer(help="The guardian: check commands and file edits against the policy.", no_args_is_help=True)
 
@@ -97,6 +98,19 @@ def hook(ctx: typer.Context) -> int:
     if home and "--home" not in argv:
         argv += ["--home", home]
     return hook_main(argv)
+
+
+@guard.command("serve")
+def serve(
+    parent: int = typer.Option(None, "--parent", help="Stop when this process (the supervisor that "
+                               "started the server) ends."),
+) -> int:
+    """The resident guardian of the home: hook calls hand their question to it (on
+    control/guard.sock) instead of loading the guardian each time, and decide alone whenever it
+    is absent, slow or stopped. The supervisor runs one; stop it with SIGTERM or Ctrl-C."""
+    home = common.home().root
+    argv = ["--home", str(home)] + (["--parent", str(parent)] if parent is not None else [])
+    return serve_main(argv, writes_check=lambda: check_writes)
 
 
 def register(app: typer.Typer) -> None:

@@ -92,6 +92,26 @@ def _loads_no_code(name: str, value: Word) -> bool:
     return pattern is not None and value.known and all(pattern.match(t) for t in value.text.split())
 
 
+_FOLDERS: dict[tuple[str, str | None, tuple[str, ...]], list[str | None]] = {}
+
+
+def _path_folders(value: str, cwd: str | None, roots: tuple[str, ...]) -> list[str | None]:
+    """The folders of $PATH `value` inside `roots`, in order; None for a relative folder when
+    the directory is unknown. The same for every command of a script (and of a batch)."""
+    key = (value, cwd, roots)
+    hit = _FOLDERS.get(key)
+    if hit is None:
+        hit = []
+        for entry in value.split(":"):
+            folder = norm(entry or ".", cwd) if (entry.startswith("/") or cwd) else None
+            if folder is None or any(under(folder, r) for r in roots):
+                hit.append(folder)
+        if len(_FOLDERS) > 256:
+            _FOLDERS.clear()
+        _FOLDERS[key] = hit
+    return hit
+
+
 class Analyser(PathChecks, ScriptRuns):
     """One decision's worth of analysis (not reused across calls)."""
 
@@ -138,6 +158,7 @@ class Analyser(PathChecks, ScriptRuns):
         self.written: dict[str, str | None] = {}   # files the command writes: their text, if seen
         self.trees: list[str] = []          # folders it fills with files it cannot see
         self.memo: dict[str, Any] = {}      # what rule modules remember within one decision
+        self._text_hits: dict[str, bool] = {}
 
     # -- outcomes ---------------------------------------------------------------------------------
     def deny(self, rule: str, reason: str) -> NoReturn:
@@ -167,6 +188,7 @@ class Analyser(PathChecks, ScriptRuns):
         # policy `text:` rules see the command without its redirects into /dev/null or onto another
         # descriptor: `test -f .env 2>/dev/null` writes nothing, whatever a rule's `>` says
         self.text = _NULL_REDIRECT.sub(" ", command)
+        self._text_hits = {}
         self.walk(command, State((self.cwd,)), 0)
 
     def walk(self, src: str, st: State, depth: int) -> None:
@@ -279,13 +301,10 @@ class Analyser(PathChecks, ScriptRuns):
             value = self.env.get("PATH", "")
         if value is None or UNK in value:
             self.deny("shell.unresolved-command", f"`{name}` is looked up in a $PATH only known at run time")
-        for entry in value.split(":"):
-            folder = norm(entry or ".", st.cwd) if (entry.startswith("/") or st.cwd) else None
+        for folder in _path_folders(value, st.cwd, tuple(self.roots)):
             if folder is None:
                 self.deny("shell.unresolved-command", f"`{name}` is looked up in a relative $PATH folder "
                           "from a directory only known at run time")
-            if not any(under(folder, r) for r in self.roots):
-                continue
             path = folder.rstrip("/") + "/" + name
             known, _ = self._written(path)
             if known:
@@ -341,6 +360,8 @@ class Analyser(PathChecks, ScriptRuns):
                 hosts = [h for t in texts for h in [host_of(t)] if h]
                 if not any(fnmatchcase(h, g) for h in hosts for g in m["host"]):
                     continue
+            if rule.text_res and not self._text_hit(rule):
+                continue
             if "path" in m:
                 if paths is None:
                     paths = []
@@ -355,9 +376,14 @@ class Analyser(PathChecks, ScriptRuns):
                                 paths.append(tg.path)
                 if not any(rule.path_matches(p, self.worktree or self.cwd, self.user_home) for p in paths):
                     continue
-            if rule.text_res and not any(rx.search(self.text) for rx in rule.text_res):
-                continue
             self.rule_hit(rule)
+
+    def _text_hit(self, rule: Rule) -> bool:
+        """A rule's text patterns against the whole command (the same for every command in it)."""
+        hit = self._text_hits.get(rule.id)
+        if hit is None:
+            hit = self._text_hits[rule.id] = any(rx.search(self.text) for rx in rule.text_res)
+        return hit
 
     def rule_hit(self, rule: Rule) -> None:
         if rule.decision == "approval":

@@ -15,6 +15,7 @@ Lean: imported by the hook (stdlib + zen.guard.api).
 
 from __future__ import annotations
 
+import _thread  # the thread's id in a temp name (the resident guardian writes from threads)
 import hashlib
 import json
 import os
@@ -69,7 +70,7 @@ def _dir(home: str, state: str) -> str:
 def _publish(directory: str, name: str, text: str, *, exclusive: bool) -> bool:
     """Write `text` to directory/name via a temp file and a link (exclusive) or rename."""
     os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.{_thread.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(fd, text.encode("utf-8", "surrogateescape"))

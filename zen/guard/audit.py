@@ -22,7 +22,7 @@ from typing import Any
 from zen.core.events import Actor, EventType, home_event
 from zen.guard.api import ALLOW, Context, Decision, ToolCall
 from zen.store import layout
-from zen.store.events import append, append_line_to
+from zen.store.events import append, append_line_to, append_many
 from zen.store.readers import job_dir as job_dir_of
 
 MAX_COMMAND = 500
@@ -43,28 +43,69 @@ def fields(call: ToolCall, decision: Decision, ctx: Context | None) -> dict[str,
     return out
 
 
+def _where(ctx: Context | None, call: ToolCall, decision: Decision,
+           job_id: str | None) -> tuple[str | None, str | None, str, dict[str, Any]]:
+    """(the job directory to append to or None, the home, event type, fields) of one record."""
+    etype = EventType.GUARD_ALLOWED if decision.decision == ALLOW else EventType.GUARD_DENIED
+    data = fields(call, decision, ctx)
+    home = ctx.home if ctx is not None else None
+    job_dir = job_dir_of(home, job_id) if job_id and home else None
+    if job_id and job_dir is not None and os.path.isdir(job_dir):
+        return job_dir, home, etype, data
+    if job_id:
+        data["job"] = job_id              # a job id with no record: the home log keeps it
+    return None, home, etype, data
+
+
+def _failed(exc: BaseException) -> bool:
+    try:
+        sys.stderr.write(f"zen guardian: could not write the audit record ({type(exc).__name__}: {exc})\n")
+    except BaseException:
+        pass
+    return False
+
+
 def record(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None) -> bool:
     """Write the decision down; False (and a line on stderr) when that failed. Never raises."""
     try:
-        etype = EventType.GUARD_ALLOWED if decision.decision == ALLOW else EventType.GUARD_DENIED
-        data = fields(call, decision, ctx)
-        home = ctx.home if ctx is not None else None
-        job_dir = job_dir_of(home, job_id) if job_id and home else None
-        if job_id and job_dir is not None and os.path.isdir(job_dir):
+        job_dir, home, etype, data = _where(ctx, call, decision, job_id)
+        if job_dir is not None and job_id:
             append(Path(job_dir), job_id, etype, actor=Actor.GUARD, **data)
-            return True
-        if job_id:
-            data["job"] = job_id              # a job id with no record: the home log keeps it
-        if not home:
-            return True
-        write_home_log(home, etype, actor=Actor.GUARD, **data)
+        elif home:
+            write_home_log(home, etype, actor=Actor.GUARD, **data)
         return True
     except BaseException as exc:  # the audit must not change the decision
+        return _failed(exc)
+
+
+def record_many(entries: list[tuple[Context | None, ToolCall, Decision, str | None]]) -> list[bool]:
+    """record() for several decisions at once, in order: each job's records in one append (one
+    fsync for all of them). Never raises."""
+    done = [False] * len(entries)
+    jobs: dict[tuple[str, str], list[int]] = {}
+    items: list[tuple[str, dict[str, Any]]] = []
+    for i, (ctx, call, decision, job_id) in enumerate(entries):
         try:
-            sys.stderr.write(f"zen guardian: could not write the audit record ({type(exc).__name__}: {exc})\n")
-        except BaseException:
-            pass
-        return False
+            job_dir, home, etype, data = _where(ctx, call, decision, job_id)
+            items.append((etype, data))
+            if job_dir is not None and job_id:
+                jobs.setdefault((job_dir, job_id), []).append(i)
+            else:
+                if home:
+                    write_home_log(home, etype, actor=Actor.GUARD, **data)
+                done[i] = True
+        except BaseException as exc:
+            items.append(("", {}))
+            _failed(exc)
+    for (job_dir, job_id), idx in jobs.items():
+        try:
+            append_many(Path(job_dir), job_id, [(items[i][0], Actor.GUARD, items[i][1]) for i in idx])
+        except BaseException as exc:
+            _failed(exc)
+            continue
+        for i in idx:
+            done[i] = True
+    return done
 
 
 def write_home_log(home: str, etype: str, **fields: Any) -> None:

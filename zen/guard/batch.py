@@ -3,6 +3,11 @@
 A throughput tool (auditing a history of commands, testing a policy change against a corpus),
 so zen/__main__.py routes it here before the CLI framework loads, like the hook; `zen guard check
 --batch` inside the CLI calls the same `run`. Lean: stdlib + zen.guard only.
+
+Lines are judged in blocks of BLOCK; a block of at least PARALLEL_MIN lines is shared between
+this process and forked copies of it (one per further CPU, up to WORKERS), each judging a
+contiguous part and handing its answers back through a pipe, so the answers come out in input
+order. A copy that fails or answers short is not trusted: this process judges its part again.
 """
 
 from __future__ import annotations
@@ -10,9 +15,103 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from typing import TextIO
 
 from zen.guard.context import Guard, HomeError, calls_from_record, discover_home
+
+BLOCK = 8192
+_ALLOWED = '{"decision": "allow"'          # how judge() starts an allow (Decision.as_dict order)
+PARALLEL_MIN = 512
+WORKERS = 4
+
+
+def judge(guard: Guard, n: int, line: str, here: str) -> str:
+    """The answer to line number `n`, as one JSON line (no newline)."""
+    try:
+        if not line.strip():
+            raise ValueError("the line is empty")
+        calls, cwd, worktree = calls_from_record(json.loads(line), here)
+    except ValueError as exc:
+        reason = (f"line {n} is not JSON ({exc})" if isinstance(exc, json.JSONDecodeError)
+                  else f"line {n}: {exc}")
+        d = {"decision": "deny", "rule": "guard.input", "reason": reason}
+    else:
+        d = guard.safe_check(calls[0] if len(calls) == 1 else calls, cwd, worktree).as_dict()
+    return json.dumps(d, ensure_ascii=False)
+
+
+def _blocks(stream: TextIO) -> Iterator[list[str]]:
+    block: list[str] = []
+    for line in stream:
+        block.append(line)
+        if len(block) >= BLOCK:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def _workers() -> int:
+    if threading.active_count() > 1 or not hasattr(os, "fork"):
+        return 1     # forking a process with threads could copy a lock held by one of them
+    return max(1, min(WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def _fork(guard: Guard, first: int, lines: list[str], here: str) -> tuple[int, int] | None:
+    """(pid, read end) of a copy judging `lines` (numbered from `first`), or None."""
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:   # the copy: judge, hand the answers over, leave without running any cleanup
+        code = 0
+        try:
+            os.close(r)
+            out = "\n".join(judge(guard, first + i, line, here) for i, line in enumerate(lines))
+            data = f"{len(lines)}\n{out}\n".encode("utf-8", "surrogateescape")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(w, view):]
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _collect(pid: int, r: int, count: int) -> list[str] | None:
+    """The copy's answers, or None when it failed or gave fewer than `count`."""
+    chunks = []
+    try:
+        while chunk := os.read(r, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    head, _, body = b"".join(chunks).decode("utf-8", "surrogateescape").partition("\n")
+    answers = body.split("\n")[:-1]
+    return answers if head == str(count) and len(answers) == count else None
+
+
+def _judge_block(guard: Guard, first: int, block: list[str], here: str, workers: int) -> list[str]:
+    if workers < 2 or len(block) < PARALLEL_MIN:
+        return [judge(guard, first + i, line, here) for i, line in enumerate(block)]
+    size = -(-len(block) // workers)
+    parts = [(first + i, block[i:i + size]) for i in range(0, len(block), size)]
+    sys.stdout.flush()
+    copies = [_fork(guard, start, lines, here) for start, lines in parts[1:]]
+    out = [judge(guard, parts[0][0] + i, line, here) for i, line in enumerate(parts[0][1])]
+    for (start, lines), copy in zip(parts[1:], copies, strict=True):
+        got = _collect(*copy, len(lines)) if copy is not None else None
+        out.extend(got if got is not None else
+                   [judge(guard, start + i, line, here) for i, line in enumerate(lines)])
+    return out
 
 
 def run(source: str, default_cwd: str | None, home: str | None, out: TextIO | None = None) -> int:
@@ -24,29 +123,16 @@ def run(source: str, default_cwd: str | None, home: str | None, out: TextIO | No
     guard = Guard(home=home, cache=True)
     stream = sys.stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
     here = default_cwd or os.getcwd()
-    lines: list[str] = []
+    workers = _workers()
     all_allowed = True
-    dumps = json.dumps
+    n = 1
     with stream:
-        for n, line in enumerate(stream, 1):
-            try:
-                if not line.strip():
-                    raise ValueError("the line is empty")
-                calls, cwd, worktree = calls_from_record(json.loads(line), here)
-            except ValueError as exc:
-                reason = (f"line {n} is not JSON ({exc})" if isinstance(exc, json.JSONDecodeError)
-                          else f"line {n}: {exc}")
-                d = {"decision": "deny", "rule": "guard.input", "reason": reason}
-            else:
-                d = guard.safe_check(calls[0] if len(calls) == 1 else calls, cwd, worktree).as_dict()
-            if d["decision"] != "allow":
+        for block in _blocks(stream):
+            answers = _judge_block(guard, n, block, here, workers)
+            n += len(block)
+            if all_allowed and not all(a.startswith(_ALLOWED) for a in answers):
                 all_allowed = False
-            lines.append(dumps(d, ensure_ascii=False))
-            if len(lines) >= 1024:
-                out.write("\n".join(lines) + "\n")
-                lines.clear()
-    if lines:
-        out.write("\n".join(lines) + "\n")
+            out.write("\n".join(answers) + "\n")
     out.flush()
     return 0 if all_allowed else 4
 

@@ -87,8 +87,11 @@ class Guard:
 
     def __init__(self, home: str | None = None, env: Mapping[str, str] | None = None,
                  job_id: str | None = None, cache: bool = False, agent: bool = False,
-                 writes_check: WritesCheck | None = None) -> None:
+                 writes_check: WritesCheck | None = None,
+                 recorder: Callable[[Context | None, ToolCall, Decision, str | None], bool] | None = None) -> None:
         self.explicit_home = home
+        # writes the audit record (audit.record; the resident guardian commits records in groups)
+        self.recorder = recorder or record
         self.writes_check = writes_check
         self.notes: list[str] = []
         # a plain dict: os.environ encodes and decodes on every access, and the core copies it
@@ -179,7 +182,7 @@ class Guard:
 
                 decision = approvals.resolve(ctx, call, decision, act=act)
         if audit:
-            record(ctx, call, decision, self.job_id)
+            self.recorder(ctx, call, decision, self.job_id)
         return decision
 
     def decide(self, call: ToolCall, ctx: Context, policy: Any,

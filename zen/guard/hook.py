@@ -23,24 +23,36 @@ zen/__main__.py hands in because the guardian sits below the coordinator) may de
 file another job holds, or allow it with a note; Claude Code gets such notes on stdout as
 hookSpecificOutput.additionalContext (Codex takes no context from a PreToolUse hook: `{}`).
 
+The resident guardian: when `zen guard serve` runs for the home (--home, else $ZEN_HOME; the
+supervisor starts one), the hook is a thin client (zen/guard/client.py) that hands the call to it
+and prints its verdict: `verdict()` below, the same code on the same input. With no server, an
+unreachable or slow one (no answer within WAIT_SHARE of the deadline: a live server on a loaded
+machine is still the faster way), or one that declines, the hook decides in this process, under
+the same deadline.
+
 Self-tests: ZEN_GUARD_SELFTEST_CRASH=1 raises inside the decision path, ZEN_GUARD_SELFTEST_HANG=1
-sleeps there (the deadline must fire); both must block.
+sleeps there (the deadline must fire); both must block, and both are decided in-process.
 
 Lean: stdlib + zen.guard.* + zen.store.events (+ tree_sitter inside the core); never typer,
-pydantic, ruamel or rich (tests/guard/test_hook.py asserts it).
+pydantic, ruamel or rich (tests/guard/test_hook.py asserts it). With a server, the hook loads
+neither json nor typing nor the core (tests/guard/test_server.py asserts it).
 """
 
 from __future__ import annotations
 
-import json
+# the C module: `signal` would load enum on the lean path (and typing stays out, see below)
+import _signal
 import os
-import signal
 import sys
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # typing costs more than the thin client's whole start-up
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 PREFIX = "zen guardian: "
 DEADLINE_S = 2.0
+WAIT_SHARE = 0.75     # of the deadline, for the server's answer; the rest to decide in-process
 MAX_STDIN = 4 * 1024 * 1024
 AGENTS = ("claude", "codex")
 
@@ -59,18 +71,21 @@ def _on_deadline(signum: int, frame: object) -> None:
     os._exit(2)
 
 
-def _arm_deadline() -> None:
+def _arm_deadline() -> float:
+    """Start the deadline; its length in seconds."""
     seconds = DEADLINE_S
     try:
         seconds = float(os.environ.get("ZEN_GUARD_DEADLINE", DEADLINE_S))
     except ValueError:
         pass
-    signal.signal(signal.SIGALRM, _on_deadline)
-    signal.setitimer(signal.ITIMER_REAL, max(0.05, min(seconds, DEADLINE_S * 4)))
+    seconds = max(0.05, min(seconds, DEADLINE_S * 4))
+    _signal.signal(_signal.SIGALRM, _on_deadline)
+    _signal.setitimer(_signal.ITIMER_REAL, seconds)
+    return seconds
 
 
 def _disarm_deadline() -> None:
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
 
 
 def parse_args(argv: list[str]) -> dict[str, str]:
@@ -94,13 +109,22 @@ def parse_args(argv: list[str]) -> dict[str, str]:
     return opts
 
 
-def read_payload() -> tuple[str, dict[str, object], str]:
-    """(tool_name, tool_input, cwd) from stdin. Raises ValueError with a one-line reason."""
+def read_stdin() -> bytes:
+    """The hook's input, as bytes. Raises ValueError with a one-line reason."""
     data = sys.stdin.buffer.read(MAX_STDIN + 1)
     if len(data) > MAX_STDIN:
         raise ValueError("the hook input is larger than 4 MiB")
     if not data.strip():
         raise ValueError("no hook input on stdin (expected the PreToolUse JSON)")
+    return data
+
+
+def parse_payload(data: bytes, here: str) -> tuple[str, dict[str, object], str]:
+    """(tool_name, tool_input, cwd) of the hook input; `here` when it names no absolute cwd.
+    Raises ValueError with a one-line reason."""
+    # json only here: with a resident guardian the hook never parses its input itself
+    import json
+
     try:
         payload = json.loads(data)
     except ValueError as exc:
@@ -115,52 +139,99 @@ def read_payload() -> tuple[str, dict[str, object], str]:
         raise ValueError("tool_input is not a JSON object")
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd.startswith("/"):
-        cwd = os.getcwd()
+        cwd = here
     return tool, tool_input, cwd
 
 
-def decide_hook(argv: list[str], writes_check: Callable[[], Any] | None = None
-                ) -> tuple[bool, str, str, list[str]]:
-    """(allowed, reason, agent, notes) for the call on stdin. May raise: main() turns that into a block."""
+def decide(opts: dict[str, str], data: bytes, here: str, env: Mapping[str, str],
+           writes_check: Callable[[], Any] | None = None, **guard_kw: Any) -> tuple[bool, str, list[str]]:
+    """(allowed, reason, notes) for one hook input, in this process (`guard_kw`: the resident
+    guardian's lock and recorder, see Guard). May raise: the callers turn that into a block."""
     # imported here, inside main()'s try and under its deadline: a broken or slow import of the
     # guardian must end in exit 2 like any other failure, never in an uncaught exit 1 (allow)
     from zen.guard.context import Guard, calls_for
 
-    opts = parse_args(argv)
-    tool, tool_input, cwd = read_payload()
+    tool, tool_input, cwd = parse_payload(data, here)
     if tool == "Bash" and not isinstance(tool_input.get("command"), str):
         raise ValueError("the Bash call has no command (a string)")
     # which tools exist is the core's call (same answer as zen guard check): an unknown one is denied
     calls = calls_for(tool, tool_input, cwd)
-    guard = Guard(home=opts.get("home"), agent=True,
-                  writes_check=writes_check() if writes_check is not None else None)
+    guard = Guard(home=opts.get("home"), env=env, agent=True,
+                  writes_check=writes_check() if writes_check is not None else None, **guard_kw)
     decision = guard.check_all(calls, cwd, opts.get("worktree"), act=True, audit=True)
-    return decision.allowed, decision.reason, opts["agent"], guard.notes
+    return decision.allowed, decision.reason, guard.notes
+
+
+def answer(agent: str, allowed: bool, reason: str, notes: list[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, reason) in `agent`'s hook protocol. One place per agent: a new agent's
+    protocol is a branch here and a name in AGENTS."""
+    if allowed is not True:
+        return 2, "", reason
+    if agent == "codex":
+        return 0, "{}", ""
+    if notes:
+        import json  # lean: only a note (a lease warning) needs it
+
+        return 0, json.dumps({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "additionalContext": " ".join(notes)[:9000]}}), ""
+    return 0, "", ""
+
+
+def failure(exc: BaseException) -> str:
+    """The block reason for an exception raised while deciding."""
+    if isinstance(exc, ValueError):
+        return f"{exc}; blocked"
+    if isinstance(exc, SystemExit):
+        return f"unexpected exit ({exc.code!r}) inside the guardian; blocked to be safe"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted; blocked to be safe"
+    return f"internal error ({type(exc).__name__}: {exc}); blocked to be safe"
+
+
+def verdict(argv: list[str], data: bytes, here: str, env: Mapping[str, str],
+            writes_check: Callable[[], Any] | None = None, **guard_kw: Any) -> tuple[int, str, str]:
+    """(exit code, stdout, reason) for one hook call; never raises. The resident guardian's
+    decision (zen/guard/server.py): the same code as the hook's own, on the caller's input."""
+    try:
+        opts = parse_args(argv)
+        if not data.strip():
+            raise ValueError("no hook input on stdin (expected the PreToolUse JSON)")
+        allowed, reason, notes = decide(opts, data, here, env, writes_check, **guard_kw)
+        return answer(opts["agent"], allowed, reason, notes)
+    except BaseException as exc:  # anything at all must block
+        return 2, "", failure(exc)
+
+
+def _resident(opts: dict[str, str], argv: list[str], data: bytes, wait: float) -> tuple[int, str, str] | None:
+    """The resident guardian's verdict, or None (none runs, or none to trust: decide here)."""
+    home = opts.get("home") or os.environ.get("ZEN_HOME")
+    if not home or "ZEN_GUARD_SELFTEST_CRASH" in os.environ or "ZEN_GUARD_SELFTEST_HANG" in os.environ:
+        return None   # the self-tests are of this process's own decision path
+    from zen.guard import client  # lean: os, _socket and the layout's names
+
+    return client.ask(os.path.abspath(home), argv, data, wait)
 
 
 def main(argv: list[str], writes_check: Callable[[], Any] | None = None) -> int:
     """Exit code for the agent: 0 (allowed) or 2 (blocked). Never raises, never returns 1."""
     try:
-        _arm_deadline()
-        allowed, reason, agent, notes = decide_hook(argv, writes_check)
+        deadline = _arm_deadline()
+        opts = parse_args(argv)
+        data = read_stdin()
+        got = _resident(opts, argv, data, deadline * WAIT_SHARE)
+        if got is None:
+            allowed, reason, notes = decide(opts, data, os.getcwd(), os.environ, writes_check)
+            got = answer(opts["agent"], allowed, reason, notes)
+        code, out, reason = got
         _disarm_deadline()
-        if allowed is not True:
+        if code != 0:
             return _block(reason)
-        if agent == "codex":
-            sys.stdout.write("{}")
-        elif notes:
-            sys.stdout.write(json.dumps({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse", "additionalContext": " ".join(notes)[:9000]}}))
+        if out:
+            sys.stdout.write(out)
         sys.stdout.flush()
         return 0
-    except ValueError as exc:
-        return _block(f"{exc}; blocked")
     except BaseException as exc:  # anything at all must block, never exit 1
-        if isinstance(exc, SystemExit):
-            return _block(f"unexpected exit ({exc.code!r}) inside the guardian; blocked to be safe")
-        if isinstance(exc, KeyboardInterrupt):
-            return _block("interrupted; blocked to be safe")
-        return _block(f"internal error ({type(exc).__name__}: {exc}); blocked to be safe")
+        return _block(failure(exc))
     finally:
         try:
             _disarm_deadline()

@@ -92,11 +92,12 @@ def source_paths(home: str) -> list[str]:
     return paths
 
 
-def load_compiled(home: str | None) -> dict[str, Any]:
+def load_compiled(home: str | None, sources: list[list[Any]] | None = None) -> dict[str, Any]:
     """The compiled policy of `home` (from the cache when every source is unchanged)."""
     if home is None:
         return {"v": FORMAT, "sources": [], "invalid": None, "policy": {}, "autonomy": DEFAULT_AUTONOMY}
-    sources = [_stat_key(p) for p in source_paths(home)]
+    if sources is None:
+        sources = [_stat_key(p) for p in source_paths(home)]
     cache = os.path.join(home, layout.LOGS, CACHE_NAME)
     try:
         with open(cache, "rb") as f:
@@ -506,10 +507,24 @@ class Policy:
         return None
 
 
+_LOADED: dict[str, tuple[list[list[Any]], Policy, dict[str, Any]]] = {}
+
+
 def load_policy(home: str | None) -> tuple[Policy, dict[str, Any]]:
-    """(effective policy, autonomy settings) of a home, or the floor when there is none."""
-    data = load_compiled(home)
-    return Policy(data), data.get("autonomy") or DEFAULT_AUTONOMY
+    """(effective policy, autonomy settings) of a home, or the floor when there is none. A process
+    that decides many times (the resident guardian, a batch) builds it again only when a source
+    changed; the sources are looked at on every call."""
+    if home is None:
+        data = load_compiled(None)
+        return Policy(data), data.get("autonomy") or DEFAULT_AUTONOMY
+    sources = [_stat_key(p) for p in source_paths(home)]
+    hit = _LOADED.get(home)
+    if hit is not None and hit[0] == sources:
+        return hit[1], hit[2]
+    data = load_compiled(home, sources)
+    loaded = Policy(data), data.get("autonomy") or DEFAULT_AUTONOMY
+    _LOADED[home] = (sources, *loaded)
+    return loaded
 
 
 # ---------------------------------------------------------------------------------------------

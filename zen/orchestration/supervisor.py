@@ -38,6 +38,7 @@ from zen.core.ids import iso, parse_iso
 from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.core.turns import WAITING, WORKING, TurnDetector
 from zen.errors import InvalidTask, ZenError
+from zen.guard.server import Resident
 from zen.orchestration import control, schedule, spawn
 from zen.orchestration.notify import Notifier
 from zen.orchestration.status import supervisor_pid
@@ -126,6 +127,9 @@ class Supervisor:
         self.webhooks = Webhooks(home)  # coordinator.notification_webhook, from coord/outbox/
         self._last_beat = 0.0
         self._lock_fd: int | None = None
+        # the resident guardian (zen guard serve): agents' hooks ask it instead of loading the
+        # guardian for every call, and decide alone whenever it is not there
+        self.guard = Resident(str(home.root))
 
     # -- life cycle ---------------------------------------------------------------------------
     def run(self) -> int:
@@ -142,6 +146,8 @@ class Supervisor:
             self.webhooks.start()
             while not self.stopping:
                 self.heartbeat()
+                if not self.once:
+                    self.guard.ensure()
                 try:
                     self.loop_once()
                 except ZenError as exc:  # e.g. zen.yaml mid-edit, tmux hiccup: try again next tick
@@ -152,6 +158,7 @@ class Supervisor:
                     break
                 self.watch.wait(self.next_wait())
         finally:
+            self.guard.stop()
             self.watch.stop()
             self.notifier.stop()
             self.coord.stop()

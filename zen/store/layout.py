@@ -42,6 +42,8 @@ BREAKER = "breaker.json"
 BREAKER_LOCK = ".breaker.lock"
 CONFIG_LOCK = "config.lock"
 API_TOKEN = "api-token"                       # zen serve's bearer token (DESIGN 11; not written yet)
+GUARD_SOCKET = "guard.sock"                   # the resident guardian's socket (zen guard serve)
+GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident guardian
 
 # coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
 COORD_LEASES = "leases"
@@ -57,6 +59,7 @@ CONTROL_LOG = "control.jsonl"                 # home-wide events (supervisor, ki
 CONTROL_LOG_LOCK = ".control.lock"
 GUARD_AUDIT_LOG = "guard-audit.jsonl"         # guard decisions made outside any job
 SUPERVISOR_LOG = "supervisor.log"
+GUARD_SERVER_LOG = "guard-server.log"         # the resident guardian's own errors
 GUARD_CACHE = ".guard-cache.json"             # the compiled policy, rebuilt when a source changes
 
 # the folders `zen init` creates, in order
