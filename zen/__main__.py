@@ -2,14 +2,17 @@
 
 Two commands run inside every agent action and must start fast, so they bypass the CLI
 framework: `zen guard hook` (the PreToolUse guardian) and `zen hook EVENT` (turn signals); so
-do `zen guard check --batch`, a throughput tool, and `zen guard serve`, the resident guardian. Any other form, and --help of these, goes
-through the full CLI.
+do `zen guard check --batch`, a throughput tool, and `zen guard serve`, the resident guardian.
+Any other form, and --help of these, goes through the full CLI.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # typing alone costs the thin hook (zen/guard/client.py) a fifth of its start-up
+    from typing import Any
 
 
 def lease_check() -> object:

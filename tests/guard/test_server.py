@@ -100,7 +100,9 @@ def test_the_served_hook_answers_as_the_hook_alone(home: Path, wt: Path) -> None
 
 
 def _loaded_after_hook(payload: dict, env: dict[str, str]) -> tuple[int, set[str]]:
-    script = ("import sys\nfrom zen.guard import hook\nrc = hook.main([])\n"
+    # the console script's own path: zen.__main__, then the hook
+    script = ("import runpy, sys\nsys.argv = ['zen', 'guard', 'hook']\n"
+              "try:\n    runpy.run_module('zen', run_name='__main__')\nexcept SystemExit as e:\n    rc = e.code\n"
               "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\nsys.exit(rc)\n")
     r = subprocess.run([sys.executable, "-c", script], input=json.dumps(payload).encode(), capture_output=True,
                        env={**os.environ, **env}, cwd=REPO_ROOT, timeout=60)
