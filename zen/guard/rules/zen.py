@@ -4,13 +4,14 @@ Every zen command that changes state is denied to an agent (a hook call, or any 
 context): dispatch (an agent gets workers only through the team tools, which are guarded and
 capped), approve / deny, kill-switch --release and --stop-agents (engaging it stays allowed),
 autonomy promote / demote, accept / reject, lane add / remove / trust, harvest, land, gc, clean,
-supervise, serve, init, incident new, doctor --rebuild, attach, hook, guard hook, and cancel /
+supervise, serve, init, incident new, doctor --rebuild, attach, hook, guard hook, lock / unlock
+(an agent's leases are taken by the guardian as it writes; the team tools ask for more), and cancel /
 finish / send of any job but the agent's own. Whatever zen is run as reaches this handler:
 `zen`, any path to it, `python -m zen`, a link to it (the analyser resolves the program word),
 a copy of its console script (read from disk), `uv run zen`, `bash -c 'zen ...'`, ...
 
 Read-only commands stay allowed (status, show, log, output, queue, approvals, preflight, doctor,
-guard check / settings, lane list, autonomy show, incident list / show / check, --help,
+locks, changes, guard check / settings, lane list, autonomy show, incident list / show / check, --help,
 --version), and so does `zen gate`, the one sanctioned door to a listed API (it applies its own
 policy and the autonomy level). Anything this table does not know is denied to an agent.
 
@@ -27,7 +28,8 @@ from zen.guard.words import Cmd, State, Word
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
 
-READ_ONLY = frozenset({"status", "show", "log", "output", "queue", "approvals", "preflight", "doctor"})
+READ_ONLY = frozenset({"status", "show", "log", "output", "queue", "approvals", "preflight", "doctor",
+                       "locks", "changes"})
 READ_ONLY_NESTED: dict[str, frozenset[str | None]] = {
     "lane": frozenset({"list"}),
     "guard": frozenset({"check", "settings"}),
@@ -41,7 +43,7 @@ _GROUP_VALUE = frozenset({"--home"})
 # options of subcommands that take a value (so their value is not read as the job)
 _VALUE_OPTS = frozenset({"--reason", "--events", "-n", "--lines", "--lane", "--older-than", "--cwd",
                          "--worktree", "--tool", "--file", "--content", "--batch", "-m", "--timeout",
-                         "-d", "--data"})
+                         "-d", "--data", "--since", "--job"})
 
 
 
