@@ -21,7 +21,9 @@ def _collected(since: str) -> render.TextForm[list[dict[str, Any]]]:
             yield f"nothing finished more than {since} ago"
         for d in done:
             what = ("record removed" if d["record_removed"] else "worktree removed" if d["worktree_removed"]
-                    else f"kept: {d.get('kept')}")
+                    else f"kept: {d.get('kept')}" if "kept" in d else "")
+            if d.get("history_compacted"):
+                what = ", ".join(x for x in (what, f"{d['history_compacted']} minutes of metrics compacted") if x)
             yield f"{d['job']}  {what}  (branch {d['review_branch'] or '-'} stays)"
     return text
 
@@ -32,14 +34,20 @@ def gc(
     json_out: bool = JSON,
 ) -> int:
     """Remove worktrees of old finished jobs (and, with --records, their records). Never a
-    branch, never a worktree holding work that is not on its review branch."""
+    branch, never a worktree holding work that is not on its review branch. Also applies
+    zen.yaml observatory.history_retention: older per-minute metrics become per-job totals."""
     home = common.home()
     text = older_than or str(Config.load(home).get("gc", "older_than"))
     try:
         age_s = parse_duration(text)
     except ValueError as exc:
         raise ZenError(f"--older-than: {exc}") from None
-    render.emit(collect(home, age_s, records=records), json_out, _collected(text))
+    cfg = Config.load(home)
+    try:
+        retention_s = parse_duration(cfg.get("observatory", "history_retention"))
+    except ValueError as exc:
+        raise ZenError(f"zen.yaml observatory.history_retention: {exc}") from None
+    render.emit(collect(home, age_s, records=records, retention_s=retention_s), json_out, _collected(text))
     return 0
 
 

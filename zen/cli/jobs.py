@@ -11,6 +11,7 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
+from zen.cli.metrics import headline, ms
 from zen.orchestration.query import (
     JobCheck,
     JobDetail,
@@ -43,8 +44,12 @@ def _shown(d: JobDetail) -> Iterator[render.Out]:
                          ("tmux", snap.tmux_target), ("exit", snap.exit_code)):
         if value is not None:
             yield f"{label:<8} {value}"
-    if snap.usage:
-        yield "usage    " + " ".join(f"{k}={v:g}" for k, v in sorted(snap.usage.items()))
+    m = d.metrics
+    if m and (m.get("api_calls") or m.get("input_tokens") or m.get("guard", {}).get("allowed")):
+        yield f"usage    {headline(m)}"
+        lat = m["api_latency_ms"]
+        if lat.get("count"):
+            yield f"         API latency p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}   (zen metrics {d.job})"
     yield "prompt   " + render.clean(task.prompt.strip()).replace("\n", "\n         ")
     if d.events:
         yield "events"
@@ -96,10 +101,11 @@ def _checked(report: list[JobCheck]) -> Iterator[render.Out]:
 
 def doctor(
     job: str = typer.Argument(None, help="Only this job (default: all)."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild state.json from events.jsonl."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild state.json and metrics.json from events.jsonl."),
     json_out: bool = JSON,
 ) -> int:
-    """Verify every job's timeline (seq gap-free) and, with --rebuild, rebuild state.json from it."""
+    """Verify every job's timeline (seq gap-free) and, with --rebuild, rebuild state.json and
+    metrics.json from it."""
     report = check_jobs(common.home(), job, rebuild=rebuild)
     render.emit(report, json_out, _checked)
     return 0 if all(r.gap_free for r in report) else 1

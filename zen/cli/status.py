@@ -8,8 +8,10 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
+from zen.cli.metrics import headline
 from zen.core.durations import format_duration
 from zen.core.ids import parse_iso, utcnow
+from zen.observe.metrics import headline as metrics_headline
 from zen.orchestration.query import Status
 from zen.orchestration.query import status as read_status
 
@@ -23,6 +25,11 @@ def age(ts: str | None) -> str:
         return "-"
 
 
+def _cost(usage: dict[str, float]) -> str:
+    got = metrics_headline(usage)
+    return f"${got['cost_usd']:.4f}" if got["api_calls"] or got["cost_usd"] else "-"
+
+
 def _text(s: Status) -> Iterator[render.Out]:
     for line in s.supervisor.get("banner", []):
         yield render.Note(line)
@@ -31,12 +38,15 @@ def _text(s: Status) -> Iterator[render.Out]:
     state = "OPEN: automatic work is held" if b["open"] else "closed"
     yield (f"circuit breaker: {state} ({b['automatic_in_window']} automatic starts in the last "
            f"{format_duration(b['window_s'])}, limit {b['limit']})")
-    rows: list[list[object]] = [[t.id, t.name, "pending", t.agent.value, t.lane or t.repo or "", age(t.created_at)]
+    u = s.usage()
+    if u["api_calls"] or u["tokens"]:
+        yield f"usage: {headline(u)} (all jobs; zen metrics for more)"
+    rows: list[list[object]] = [[t.id, t.name, "pending", t.agent.value, t.lane or t.repo or "", age(t.created_at), ""]
                                 for t in s.pending]
     rows += [[j.job, j.name, j.state.value + (f" ({j.reason})" if j.reason else ""), j.agent or "",
-              j.lane or "", age(j.created_at)] for j in s.jobs]
+              j.lane or "", age(j.created_at), _cost(j.usage)] for j in s.jobs]
     if rows:
-        yield render.Table(["id", "name", "state", "agent", "lane", "age"], rows)
+        yield render.Table(["id", "name", "state", "agent", "lane", "age", "cost"], rows)
     else:
         yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
 

@@ -138,6 +138,7 @@ class Actor(StrEnum):
     GATE = "gate"
     HARVEST = "harvest"
     HUMAN = "human"
+    TELEMETRY = "telemetry"     # the agent's own OpenTelemetry, through zen's receiver
 
 
 # the reasons a turn waits (turn.waiting "reason")
@@ -255,10 +256,11 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.USAGE, "tokens, cost and API calls added since the ledger's last usage event (a count "
           "may be negative: a correction)",
           opt("transcript", STR), opt("rollout", STR), opt("source", STR), opt("ledger", STR),
-          opt("n", INT), opt("model", STR), *_TOKENS, opt("api_calls", INT), opt("api_errors", INT)),
+          opt("n", INT), opt("model", STR), *_TOKENS, opt("api_calls", INT), opt("api_errors", INT),
+          opt("unpriced", LIST)),
     _spec(E.API_REQUEST, "one API call the agent reported over OpenTelemetry",
           req("source", STR), req("otel", STR), opt("model", STR), *_TOKENS, opt("duration_ms", NUM),
-          opt("agent_cost_usd", NUM), opt("at_ns", INT)),
+          opt("agent_cost_usd", NUM), opt("at_ns", INT), opt("unpriced", LIST)),
     _spec(E.API_ERROR, "one failed API call the agent reported over OpenTelemetry",
           req("source", STR), req("otel", STR), opt("model", STR), opt("status_code", INT),
           opt("error", STR), opt("attempt", INT), opt("duration_ms", NUM), opt("at_ns", INT)),

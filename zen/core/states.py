@@ -99,13 +99,28 @@ def _harvest_done(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
 
 
 USAGE_SUMS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-              "cost_usd")
+              "cost_usd", "cache_creation_1h_input_tokens", "api_calls", "api_errors")
+# api.request / api.error (OpenTelemetry) are summed apart, under these names: the same calls
+# also reach the timeline from the transcript, and the observatory chooses one source per job
+OTEL_SUMS = {"cost_usd": "otel_cost_usd", "input_tokens": "otel_tokens", "output_tokens": "otel_tokens",
+             "cache_creation_input_tokens": "otel_tokens", "cache_read_input_tokens": "otel_tokens"}
 
 
 def _usage(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     for key in USAGE_SUMS:
-        if key in ev:
+        if isinstance(ev.get(key), int | float) and not isinstance(ev.get(key), bool):
             snap.usage[key] = snap.usage.get(key, 0) + float(ev[key])
+
+
+def _api_request(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.usage["otel_api_calls"] = snap.usage.get("otel_api_calls", 0) + 1
+    for key, into in OTEL_SUMS.items():
+        if isinstance(ev.get(key), int | float) and not isinstance(ev.get(key), bool):
+            snap.usage[into] = snap.usage.get(into, 0) + float(ev[key])
+
+
+def _api_error(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.usage["otel_api_errors"] = snap.usage.get("otel_api_errors", 0) + 1
 
 
 def _output(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
@@ -167,6 +182,8 @@ _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.AGENT_EXITED: _agent_exited,
     E.HARVEST_DONE: _harvest_done,
     E.USAGE: _usage,
+    E.API_REQUEST: _api_request,
+    E.API_ERROR: _api_error,
     E.OUTPUT: _output,
     E.GUARD_ALLOWED: _guard_allowed,
     E.GUARD_DENIED: _guard_denied,

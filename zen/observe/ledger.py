@@ -78,14 +78,28 @@ class Totals:
         return delta
 
 
+_COUNTED = (*Tokens().fields(), CALLS, ERRORS)
+
+
 def add_fields(into: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Sum usage-event fields (the token classes, cost, calls, errors) into `into`."""
-    for key in (*Tokens().fields(), CALLS, ERRORS):
-        into[key] = into.get(key, 0) + signed(fields.get(key))
-    try:
-        into[COST] = into.get(COST, 0.0) + float(fields.get(COST) or 0.0)
-    except (TypeError, ValueError):
-        into.setdefault(COST, 0.0)
+    """Sum usage-event fields (the token classes, cost, calls, errors) into `into`. (Run for
+    every event of every timeline a metrics rebuild reads: the common case, ints, goes first.)"""
+    for key in _COUNTED:
+        v = fields.get(key)
+        if type(v) is int:
+            into[key] = into.get(key, 0) + v
+        elif v is not None:
+            into[key] = into.get(key, 0) + signed(v)
+        else:
+            into.setdefault(key, 0)
+    v = fields.get(COST)
+    if type(v) is float or type(v) is int:
+        into[COST] = into.get(COST, 0.0) + v
+    else:
+        try:
+            into[COST] = into.get(COST, 0.0) + float(v or 0.0)
+        except (TypeError, ValueError):
+            into.setdefault(COST, 0.0)
     return into
 
 

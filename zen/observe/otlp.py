@@ -181,6 +181,8 @@ def to_event(rec: Record, prices: Mapping[str, Any] | None = None) -> tuple[str,
             tokens = claude_tokens(a)
         fields = {**base, "model": model, **tokens.fields(),
                   "cost_usd": round(price_table.cost(model, tokens, prices), 10)}
+        if not price_table.known(model, prices):
+            fields["unpriced"] = [model]
         agent_cost = _ms(a.get("cost_usd"))
         if agent_cost is not None:
             fields["agent_cost_usd"] = agent_cost   # the agent's own estimate, for comparison

@@ -152,8 +152,9 @@ def record(job_dir: Path, job_id: str, kind: str, path: str | Path, *, actor: st
         if delta is not None:
             top = max(totals.models.items(), key=lambda kv: kv[1])[0] if totals.models else ""
             ledger.n += 1
+            extra = {"unpriced": sorted(totals.unpriced)} if totals.unpriced else {}
             ev = append(job_dir, job_id, EventType.USAGE, actor=actor, source=SOURCES[kind], ledger=lid,
-                        n=ledger.n, **{SOURCES[kind]: source}, **delta, **{MODEL: top})
+                        n=ledger.n, **{SOURCES[kind]: source}, **delta, **{MODEL: top}, **extra)
             ledger.recorded = totals.fields()
         ledger.save(file)
     return ev
@@ -203,7 +204,7 @@ def home_prices(home: Path) -> Mapping[str, Any]:
     try:
         # here, not at the top: it pulls in ruamel, which the hook loads only when it must
         from zen.store.config import Config
-        from zen.store.home import Home  # (with it)
+        from zen.store.layout import Home  # (with it)
 
         return Config.load(Home(home)).section("prices")
     except Exception:

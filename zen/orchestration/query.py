@@ -12,8 +12,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zen.core.events import timestamp
 from zen.core.model import JobSnapshot, JobStatus, Task
 from zen.core.refs import resolve
+from zen.observe import snapshot as metrics_snapshot
+from zen.observe.metrics import JobFold, figures, headline
 from zen.orchestration.schedule import breaker_status
 from zen.orchestration.status import supervisor_status
 from zen.store import events as ev_store
@@ -105,7 +108,17 @@ class Status:
             "pending": [{"id": t.id, "name": t.name, "agent": t.agent.value, "lane": t.lane or t.repo,
                          "created_at": t.created_at} for t in self.pending],
             "jobs": [j.model_dump(mode="json") for j in self.jobs],
+            "usage": self.usage(),
         }
+
+    def usage(self) -> dict[str, Any]:
+        """Tokens, cost, API calls and errors of every job together (from state.json's sums)."""
+        total: dict[str, Any] = {"tokens": 0, "cost_usd": 0.0, "api_calls": 0, "api_errors": 0}
+        for j in self.jobs:
+            for k, v in headline(j.usage).items():
+                total[k] += v
+        total["cost_usd"] = round(total["cost_usd"], 6)
+        return total
 
 
 def status(home: Home) -> Status:
@@ -117,23 +130,26 @@ def status(home: Home) -> Status:
 
 @dataclass(frozen=True)
 class JobDetail:
-    """A job's task, its state, and the last of its events (as stored)."""
+    """A job's task, its state, its metrics (zen metrics JOB) and the last of its events."""
 
     job: str
     task: Task
     state: JobSnapshot
     events: list[dict[str, Any]]
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"task": self.task.model_dump(mode="json"), "state": self.state.model_dump(mode="json"),
-                "events": self.events}
+                "metrics": self.metrics, "events": self.events}
 
 
 def job_detail(home: Home, ref: str, *, last_events: int = 10) -> JobDetail:
     job_id = resolve_job(home, ref)
     store = JobStore(home)
     events = store.events(job_id)[-last_events:] if last_events > 0 else []
-    return JobDetail(job_id, store.task(job_id), store.snapshot(job_id, write=False), events)
+    fold: JobFold = metrics_snapshot.current(store.dir(job_id), job_id)
+    return JobDetail(job_id, store.task(job_id), store.snapshot(job_id, write=False), events,
+                     figures([fold], now=timestamp()))
 
 
 @dataclass(frozen=True)
@@ -165,13 +181,16 @@ class JobCheck:
 
 
 def check_jobs(home: Home, ref: str | None = None, *, rebuild: bool = False) -> list[JobCheck]:
-    """Every job's timeline checked for a gap-free seq; with `rebuild`, state.json rebuilt from it."""
+    """Every job's timeline checked for a gap-free seq; with `rebuild`, state.json and
+    metrics.json rebuilt from it."""
     store = JobStore(home)
     out = []
     for job_id in [resolve_job(home, ref)] if ref else store.ids():
         evs = store.events(job_id)
         seqs = [int(e["seq"]) for e in evs]
         snap = store.rebuild(job_id) if rebuild else store.snapshot(job_id, write=False)
+        if rebuild:
+            metrics_snapshot.rebuild(store.dir(job_id), job_id)
         out.append(JobCheck(job_id, len(evs), seqs == list(range(1, len(seqs) + 1)), snap.state.value, rebuild))
     return out
 

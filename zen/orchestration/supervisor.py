@@ -39,6 +39,7 @@ from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.core.turns import WAITING, WORKING, TurnDetector
 from zen.errors import InvalidTask, ZenError
 from zen.guard.server import Resident
+from zen.observe import snapshot as metrics
 from zen.orchestration import control, schedule, spawn
 from zen.orchestration.notify import Notifier
 from zen.orchestration.status import supervisor_pid
@@ -86,6 +87,8 @@ def det_size(det: TurnDetector) -> int | None:
     return fp[0] if isinstance(fp, tuple) and fp else None
 
 
+METRICS_EVERY_S = 2.0                      # how often a live job's metrics.json is published
+
 # -- per-job tracking ------------------------------------------------------------------------------------
 
 @dataclass
@@ -104,6 +107,7 @@ class Tracked:
     dead_since: float | None = None
     initial_input: str | None = None       # typed once the agent first waits (LaunchSpec)
     paused: bool = False                   # zen pause: no turns, no timeout until zen resume
+    metrics_at: float = 0.0                # when metrics.json was last published
 
 
 class Supervisor:
@@ -411,6 +415,14 @@ class Supervisor:
             deadline=deadline, cancelled=snap.state in (JobStatus.cancelled, JobStatus.failed),
             paused=snap.state is JobStatus.paused)
 
+    def _metrics(self, t: Tracked, now: float) -> None:
+        """Publish the job's metrics.json (the observatory's snapshot of its timeline)."""
+        t.metrics_at = now
+        try:
+            metrics.refresh(self.store.dir(t.job_id), t.job_id)
+        except OSError as exc:
+            log.warning("job %s: cannot write metrics.json: %s", t.job_id, exc)
+
     # -- stepping live jobs -----------------------------------------------------------------------------------
     def step_all(self) -> None:
         if not self.tracked:
@@ -453,6 +465,8 @@ class Supervisor:
             self.store.snapshot(t.job_id)
             if any(ev.get("type") == E.TURN_WAITING for ev in new):
                 self.coord.poke(t.job_id)  # a turn ended: compare its changes now
+            if now - t.metrics_at >= METRICS_EVERY_S:
+                self._metrics(t, now)
 
         if info is not None and info.dead and not info.settled:
             t.dead_since = t.dead_since or now
@@ -463,6 +477,7 @@ class Supervisor:
             self.coord.scanner.forget(t.job_id)
             self._settle(t, info)
             self.store.snapshot(t.job_id)
+            self._metrics(t, now)
             return
 
         if t.paused and not t.cancelled:

@@ -59,6 +59,11 @@ breaker:
 gc:
   older_than: 7d
 
+# The observatory (zen metrics): how long zen gc keeps each job's minute-by-minute detail
+# (latency samples, per-minute counts); per-job totals are kept for good.
+observatory:
+  history_retention: 7d
+
 # Notices when a job needs you (a question, an approval, a dialog, a limit reached) or ends on its
 # own, sent by the supervisor once per wait, whether or not `zen watch` runs (each is recorded in
 # the job's timeline as notify.sent, so a restart never repeats one).
@@ -127,6 +132,7 @@ _DEFAULTS: dict[str, Any] = {
     "retry": {"max_retries": 0, "backoff_base": "5s", "backoff_factor": 2, "backoff_cap": "5m"},
     "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m"},
     "gc": {"older_than": "7d"},
+    "observatory": {"history_retention": "7d"},
     "notify": {"desktop": True, "command": "", "reasons": ["question", "approval", "dialog", "limit", "idle"],
                "ended": True},
     "coordinator": {

@@ -96,6 +96,8 @@ def append_many(job_dir: Path, job_id: str, items: list[tuple[str, str, dict[str
     """Append (type, actor, fields) events in order under one lock, with one write and one fsync
     (a process recording many at once, the resident guardian, pays one fsync for all). Durable
     when this returns."""
+    if not items:
+        return []
     path = job_dir / EVENTS
     with flocked(job_dir / LOCK):
         seq, torn = last_seq(path)

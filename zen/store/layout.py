@@ -85,9 +85,10 @@ PANE_LOG = "pane.log"
 HANDOFF = "handoff.md"
 REVIEW = "review.md"
 EXIT_FILE = "exit_code"                       # the pane wrapper's record of the agent's exit
-METRICS = "metrics.json"                      # observatory snapshot (DESIGN 8; not written yet)
+METRICS = "metrics.json"                      # observatory snapshot (DESIGN 8)
 OBSERVE = "observe"                           # ledgers of the agent's own files read (DESIGN 8)
 USAGE_LOCK = ".usage.lock"                    # one usage reckoning at a time per job
+METRICS_LOCK = ".metrics.lock"                # one writer of metrics.json at a time
 EVENTS_LOCK = ".lock"                         # serialises appends to events.jsonl
 HARVEST_LOCK = ".harvest.lock"
 AUTOHARVEST_LOCK = ".autoharvest.lock"
@@ -152,6 +153,10 @@ class JobPaths:
     @property
     def usage_lock(self) -> Path:
         return self.dir / USAGE_LOCK
+
+    @property
+    def metrics_lock(self) -> Path:
+        return self.dir / METRICS_LOCK
 
     @property
     def lock(self) -> Path:

@@ -1,0 +1,85 @@
+"""jobs/<id>/metrics.json: a job's metrics fold, derived from its timeline and always rebuildable.
+
+Like state.json it remembers the byte offset and seq it has folded up to, so bringing it up to
+date reads only the new lines; a file that does not line up with the timeline (another version,
+a gap, a rewritten timeline) is rebuilt from the first event. Read commands fold new events in
+memory; the supervisor (as the job moves), `zen doctor --rebuild` and `zen gc` publish it,
+atomically, under the job's metrics lock.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from zen.observe.metrics import JobFold
+from zen.store.atomic import atomic_write, flocked
+from zen.store.events import read_from
+from zen.store.layout import JobPaths
+
+
+def _load(paths: JobPaths, job_id: str) -> JobFold:
+    try:
+        fold = JobFold.from_json(json.loads(paths.metrics.read_text()))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return JobFold(job_id)
+    return fold if fold.job == job_id else JobFold(job_id)
+
+
+def fold_new(paths: JobPaths, fold: JobFold) -> bool:
+    """Fold what the timeline gained since `fold`; False when it does not line up (rebuild)."""
+    new, end = read_from(paths.events, fold.offset)
+    if new and new[0].get("seq") != fold.seq + 1:
+        return False
+    for ev in new:
+        fold.apply(ev)
+    fold.offset = end
+    return True
+
+
+def current(job_dir: Path, job_id: str) -> JobFold:
+    """The job's fold up to its last complete event, without writing anything."""
+    paths = JobPaths(job_dir)
+    fold = _load(paths, job_id)
+    if not fold_new(paths, fold):
+        fold = JobFold(job_id)
+        fold_new(paths, fold)
+    return fold
+
+
+def save(job_dir: Path, fold: JobFold) -> None:
+    paths = JobPaths(job_dir)
+    atomic_write(paths.metrics, json.dumps(fold.to_json(), separators=(",", ":")) + "\n", durable=False)
+
+
+def refresh(job_dir: Path, job_id: str) -> JobFold:
+    """Bring metrics.json up to date with the timeline and publish it (when it moved)."""
+    paths = JobPaths(job_dir)
+    with flocked(paths.metrics_lock):
+        before = _load(paths, job_id)
+        fold = current(job_dir, job_id)
+        if fold.offset != before.offset or fold.seq != before.seq or not paths.metrics.exists():
+            save(job_dir, fold)
+    return fold
+
+
+def rebuild(job_dir: Path, job_id: str) -> JobFold:
+    """metrics.json from the first event (zen doctor --rebuild)."""
+    paths = JobPaths(job_dir)
+    with flocked(paths.metrics_lock):
+        fold = JobFold(job_id)
+        fold_new(paths, fold)
+        save(job_dir, fold)
+    return fold
+
+
+def compact(job_dir: Path, job_id: str, before_iso: str) -> int:
+    """Fold minute buckets older than `before_iso` into per-job totals (zen gc); returns how many
+    were merged. The timeline keeps every event: a rebuild brings the detail back."""
+    paths = JobPaths(job_dir)
+    with flocked(paths.metrics_lock):
+        fold = current(job_dir, job_id)
+        merged = fold.compact(before_iso)
+        if merged or not paths.metrics.exists():
+            save(job_dir, fold)
+    return merged
