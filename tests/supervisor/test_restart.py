@@ -122,7 +122,9 @@ def test_restart_records_agents_that_exited_during_the_downtime(zh: Path, lane: 
     assert s.exit_code == 6
     assert review_show(lane, job, "made.txt") == "made"
     assert types(zh, job).count("agent.exited") == 1 and gap_free(zh, job)
-    assert Tmux.for_home(Home(zh)).pane(s.tmux_session) is None  # the dead session is closed
+    # the dead session is closed (just after harvest.done is recorded: poll for it)
+    wait_until(lambda: Tmux.for_home(Home(zh)).pane(s.tmux_session) is None, timeout=10,
+               message="the dead session to be closed")
 
 
 def test_kill_9_at_random_moments_never_runs_a_task_twice(zh: Path, sups) -> None:

@@ -11,7 +11,7 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
-from zen.cli.metrics import headline, ms
+from zen.cli.render import headline, ms
 from zen.orchestration.query import (
     JobCheck,
     JobDetail,

@@ -10,40 +10,16 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
+from zen.cli.render import count, ms
 from zen.core.durations import format_duration, parse_duration
 from zen.errors import UsageError
 from zen.observe.report import GROUPS, MetricsReport, fleet_report, job_report, since_iso
-
-
-def count(n: float) -> str:
-    """1234 -> 1,234; 1234567 -> 1.23M (token counts are read at a glance)."""
-    n = float(n)
-    if abs(n) >= 10_000_000:
-        return f"{n / 1e6:.1f}M"
-    if abs(n) >= 1_000_000:
-        return f"{n / 1e6:.2f}M"
-    return f"{int(n):,}"
-
-
-def ms(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.0f} ms" if value < 1000 else format_duration(value / 1000.0)
 
 
 def _latency(label: str, lat: Mapping[str, Any]) -> str:
     if not lat.get("count"):
         return ""
     return f"  {label} p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}"
-
-
-def headline(f: Mapping[str, Any]) -> str:
-    """One line: tokens, cost, calls, errors (zen show and zen status use it too)."""
-    tokens = f["tokens"] if "tokens" in f else sum(
-        int(f.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                                     "cache_creation_input_tokens"))
-    return (f"{count(tokens)} tokens, ${f.get('cost_usd', 0):.6f}, {count(f.get('api_calls', 0))} API calls, "
-            f"{f.get('api_errors', 0)} errors")
 
 
 def figure_lines(f: Mapping[str, Any]) -> Iterator[str]:

@@ -21,6 +21,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from zen.core.durations import format_duration
+
 R = TypeVar("R")
 
 
@@ -129,3 +131,33 @@ def table_lines(t: Table, *, bold: bool = False) -> Iterator[str]:
     yield f"\x1b[1m{head}\x1b[0m" if bold else head
     for row in cells:
         yield line(row)
+
+
+# -- figures (zen metrics, and the headline zen show and zen status carry) ----------------------
+
+def count(n: float) -> str:
+    """1234 -> 1,234; 1234567 -> 1.23M (token counts are read at a glance)."""
+    n = float(n)
+    if abs(n) >= 10_000_000:
+        return f"{n / 1e6:.1f}M"
+    if abs(n) >= 1_000_000:
+        return f"{n / 1e6:.2f}M"
+    return f"{int(n):,}"
+
+
+def ms(value: float | None) -> str:
+    """A latency: 340 ms, 1.5 s, 2m."""
+    if value is None:
+        return "-"
+    if value < 1000:
+        return f"{value:.0f} ms"
+    return f"{value / 1000:.1f} s" if value < 60_000 else format_duration(value / 1000.0)
+
+
+def headline(f: Mapping[str, Any]) -> str:
+    """One line: tokens, cost, calls, errors (zen show and zen status use it too)."""
+    tokens = f["tokens"] if "tokens" in f else sum(
+        int(f.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                     "cache_creation_input_tokens"))
+    return (f"{count(tokens)} tokens, ${f.get('cost_usd', 0):.6f}, {count(f.get('api_calls', 0))} API calls, "
+            f"{f.get('api_errors', 0)} errors")

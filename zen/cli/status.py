@@ -8,7 +8,7 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.cli.metrics import headline
+from zen.cli.render import headline
 from zen.core.durations import format_duration
 from zen.core.ids import parse_iso, utcnow
 from zen.observe.metrics import headline as metrics_headline
