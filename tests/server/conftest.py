@@ -1,8 +1,25 @@
-"""The server suite reuses the supervisor suite's fixtures: a home with a fast lane (`zh`), real
-`zen supervise` processes (`sups`, `sup`), and the catalogue check of every line written."""
+"""The server suite: the supervisor suite's fixtures (a home with a fast lane `zh`, real
+`zen supervise` processes `sups` / `sup`), and `served`: one real home, supervisor and
+`zen serve` shared by the tests of a module (tests/server/served.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
+from tests.server.served import Served
 from tests.supervisor.conftest import sup, sups, zh
 
-__all__ = ["sup", "sups", "zh"]
+__all__ = ["served", "sup", "sups", "zh"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    s = Served(tmp_path_factory.mktemp("served")).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+    problems = s.problems()
+    assert not problems, problems

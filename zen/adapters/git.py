@@ -429,3 +429,21 @@ def changed_files(worktree: Path, base: str) -> list[str]:
                           what="list the untracked files")[1]
     names = {n for n in (tracked + "\0" + untracked).split("\0") if n}
     return sorted(n for n in names if n.split("/", 1)[0] not in ZEN_PATHS)
+
+
+# -- the dashboard's file browser (zen serve) -----------------------------------------------------
+
+def diff_objects(repo: Path, a: str, b: str, *, name_status: bool = False, stat: bool = False) -> str:
+    """`git diff A B` between two commits or trees (no working tree involved)."""
+    args = ["diff", "--no-color", "--no-renames", "--no-ext-diff"]
+    if name_status:
+        args.append("--name-status")
+    elif stat:
+        args.append("--stat=100")
+    return git(repo, *args, a, b, what="compute the diff").stdout
+
+
+def tree_paths(repo: Path, tree: str) -> list[str]:
+    """Every file path in a tree, sorted."""
+    listing = out(repo, "ls-tree", "-r", "-z", "--name-only", tree, what="list the files")
+    return sorted(p for p in listing.split("\0") if p)

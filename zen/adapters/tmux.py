@@ -368,3 +368,32 @@ def signal_pane(info: PaneInfo, sig: int) -> bool:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(info.pid, sig)
     return True
+
+
+# -- the dashboard's terminal tiles (zen serve) ------------------------------------------------------
+
+SCREEN_FORMAT = "#{cursor_x} #{cursor_y} #{pane_width} #{pane_height}"
+
+
+def screen(tmux: Tmux, pane_id: str) -> tuple[list[str], int, int, int, int] | None:
+    """The pane's visible rows with their colours (SGR escapes kept), the cursor and the size, in
+    one tmux call; None when the pane is gone."""
+    r = tmux.run_chain(["display-message", "-p", "-t", pane_id, SCREEN_FORMAT],
+                       ["capture-pane", "-p", "-e", "-t", pane_id], check=False)
+    lines = list(r.stdout) if not isinstance(r.stdout, str) else r.stdout.split("\n")
+    if r.returncode != 0 or not lines:
+        return None
+    try:
+        cx, cy, w, h = (int(x) for x in lines[0].split())
+    except ValueError:
+        return None
+    return lines[1:], cx, cy, w, h
+
+
+def type_into(tmux: Tmux, pane_id: str, items: list[tuple[str, str]]) -> None:
+    """Type into the pane, in order: ("text", literal characters) or ("key", a tmux key name
+    such as Enter, BSpace, C-c). One tmux call."""
+    cmds = [["send-keys", "-t", pane_id, "-l", "--", value] if kind == "text" else ["send-keys", "-t", pane_id, value]
+            for kind, value in items]
+    if cmds:
+        tmux.run_chain(*cmds)

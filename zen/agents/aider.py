@@ -22,6 +22,7 @@ from zen.agents.common import (
     agent_env,
     classify,
     first_prompt,
+    model_args,
     zen_command,
 )
 
@@ -43,6 +44,7 @@ class AiderAdapter:
             "--notifications-command", zen_command(ctx, "hook", "aider-notify"),
             "--no-check-update",
             "--no-show-release-notes",
+            *model_args(ctx),
         ]
         if not ctx.settings.get("auto_commits"):
             argv.append("--no-auto-commits")

@@ -20,6 +20,7 @@ from zen.agents.common import (
     agent_env,
     classify,
     first_prompt,
+    model_args,
     session_uuid,
 )
 from zen.agents.settings import SETTINGS_FILE, settings_text
@@ -56,10 +57,14 @@ class ClaudeAdapter:
             "--settings", str(settings),
             "--permission-mode", str(ctx.settings.get("permission_mode") or "acceptEdits"),
             "--session-id", session_uuid(ctx.job_id),
+            *model_args(ctx),
             "--",
             first_prompt(ctx),
         ]
-        return LaunchSpec(argv=argv, env=agent_env(ctx), files={settings: settings_text(ctx.zen_argv)})
+        env = agent_env(ctx)
+        if ctx.task.max_tokens:  # Claude Code's own cap on a response's output tokens
+            env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(ctx.task.max_tokens)
+        return LaunchSpec(argv=argv, env=env, files={settings: settings_text(ctx.zen_argv)})
 
     def classify_screen(self, screen: str) -> str | None:
         return classify_claude_screen(screen)

@@ -16,7 +16,7 @@ import json
 import re
 
 from zen.agents.base import LaunchContext, LaunchSpec
-from zen.agents.common import agent_command, agent_env, classify, first_prompt
+from zen.agents.common import agent_command, agent_env, classify, first_prompt, model_args
 
 _DIALOG = re.compile(r"do you trust the contents of this directory|allow codex to work in this folder"
                      r"|hooks need review", re.IGNORECASE)
@@ -44,6 +44,7 @@ class CodexAdapter:
             "-c", notify,
             "--ask-for-approval", str(ctx.settings.get("approval") or "on-request"),
             "--sandbox", str(ctx.settings.get("sandbox") or "workspace-write"),
+            *model_args(ctx),
             "--",
             first_prompt(ctx),
         ]

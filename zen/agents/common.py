@@ -37,6 +37,11 @@ def agent_env(ctx: LaunchContext) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(env).items()}
 
 
+def model_args(ctx: LaunchContext, flag: str = "--model") -> list[str]:
+    """The task's `model` (task field, or `config.model` over the API) as the agent's flag."""
+    return [flag, ctx.task.model] if ctx.task.model else []
+
+
 def zen_command(ctx: LaunchContext, *args: str) -> str:
     """A shell command line calling zen itself, e.g. `/venv/bin/zen hook Stop`."""
     return shlex.join([*ctx.zen_argv, *args])

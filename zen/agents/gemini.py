@@ -21,6 +21,7 @@ from zen.agents.common import (
     agent_env,
     classify,
     first_prompt,
+    model_args,
     zen_command,
 )
 
@@ -53,6 +54,7 @@ class GeminiAdapter:
         argv = [
             *agent_command(ctx, "gemini"),
             "--approval-mode", str(ctx.settings.get("approval_mode") or "default"),
+            *model_args(ctx),
             "-i", first_prompt(ctx),
         ]
         env = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings), **agent_env(ctx)}

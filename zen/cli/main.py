@@ -43,7 +43,7 @@ COMMANDS: dict[str, str] = {
     "accept": "zen.cli.autonomy", "reject": "zen.cli.autonomy", "autonomy": "zen.cli.autonomy",
     "kill-switch": "zen.cli.autonomy", "land": "zen.cli.serve",
     "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
-    "queue": "zen.cli.queue", "gc": "zen.cli.gc", "metrics": "zen.cli.metrics",
+    "queue": "zen.cli.queue", "gc": "zen.cli.gc", "metrics": "zen.cli.metrics", "serve": "zen.cli.serve",
     "watch": "zen.cli.live", "grid": "zen.cli.live",
     "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
     "changes": "zen.cli.cmd_coord",

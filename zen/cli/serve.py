@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -63,6 +64,59 @@ def land(
     return 0
 
 
+def serve(
+    port: int = typer.Option(19840, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+    detach: bool = typer.Option(False, "--detach", help="Run in the background (log: <home>/logs/server.log)."),
+    stop: bool = typer.Option(False, "--stop", help="Stop the running server."),
+    url: bool = typer.Option(False, "--url", help="Print a one-time login URL for the dashboard and exit."),
+    keepalive: float = typer.Option(15.0, "--keepalive", min=0.05, max=3600, hidden=True,
+                                    help="Seconds between keepalive comments on idle event streams."),
+    json_out: bool = JSON,
+) -> int:
+    """The HTTP API and the web dashboard (/agent) of this home, one server per home. Open the
+    URL it prints (or `zen serve --url`): the link logs a browser in once."""
+    from zen.server import auth
+    from zen.server import run as server
+
+    _human_only("zen serve")
+    if sum((detach, stop, url)) > 1:
+        raise ZenError("give one of --detach, --stop and --url")
+    home = common.home()
+    if stop:
+        pid = server.stop(home)
+        render.emit({"stopped": pid}, json_out,
+                    lambda r: [f"zen serve stopped (pid {r['stopped']})" if r["stopped"] else "zen serve is not running"])
+        return 0
+    token = auth.ensure_token(home)
+    if url:
+        info = server.running(home)
+        where_host, where_port = (str(info.get("host") or host), int(info.get("port") or port)) if info else (host, port)
+        result = {"url": auth.login_url(where_host, where_port, token), "running": info is not None}
+        render.emit(result, json_out, lambda r: [r["url"], *([] if r["running"] else [
+            render.Note("zen serve is not running yet: zen serve --detach starts it")])])
+        return 0
+    if detach:
+        info = server.detach(home, host, port)
+        result = {"pid": info.get("pid"), "port": info.get("port"),
+                  "url": auth.login_url(host, int(info.get("port") or port), token)}
+        render.emit(result, json_out, lambda r: [f"zen serve started (pid {r['pid']}); log in at:", r["url"]])
+        return 0
+    server.setup_logging(home)
+
+    def ready(bound: int) -> None:
+        common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (Ctrl-C stops it); log in at:\n"
+                   f"{auth.login_url(host, bound, token)}")
+
+    return server.serve(home, host, port, ready=ready, keepalive_s=keepalive)
+
+
+def common_err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
     for name, fn in (("pause", pause), ("resume", resume), ("land", land)):
         app.command(name)(fn)

@@ -99,6 +99,10 @@ class Task(BaseModel):
     created_at: str
     created_by: str = "human"
     script: list[dict[str, Any]] | None = None  # for agent: sim, the steps it follows
+    # agent settings where the agent has them (claude/codex/aider/gemini --model, ...); both also
+    # reach every agent as ZEN_MODEL / ZEN_MAX_TOKENS. Absent from task.yaml when not set.
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    max_tokens: int | None = Field(default=None, ge=1)
 
     @field_validator("zen")
     @classmethod

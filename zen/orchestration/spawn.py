@@ -171,6 +171,8 @@ def job_env(home: Home, job_id: str, task: Task, worktree: Path, tmpdir: Path) -
         "ZEN_PROMPT": task.prompt,
         "ZEN_HANDOFF": str(home.job(job_id).handoff),
         "TMPDIR": str(tmpdir),
+        **({"ZEN_MODEL": task.model} if task.model else {}),
+        **({"ZEN_MAX_TOKENS": str(task.max_tokens)} if task.max_tokens else {}),
     }
 
 

@@ -28,8 +28,9 @@ def dump_task(task: Task) -> str:
     y = YAML()
     y.default_flow_style = False
     data = task.model_dump(mode="json", exclude_none=False)
-    if data.get("script") is None:
-        data.pop("script", None)
+    for optional in ("script", "model", "max_tokens"):  # written only when set
+        if data.get(optional) is None:
+            data.pop(optional, None)
     buf = StringIO()
     y.dump(data, buf)
     return buf.getvalue()

@@ -1,0 +1,147 @@
+"""/api/v1/agent/sessions: the jobs, their metrics, and the controls `zen` has for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+
+from zen.errors import UsageError
+from zen.orchestration import control, land, pause, terminal
+from zen.orchestration.query import resolve_job
+from zen.orchestration.status import supervisor_status
+from zen.server import figures
+from zen.server.api_tasks import ERRORS, task_out
+from zen.server.context import home
+from zen.server.models import (
+    ActionResult,
+    FleetMetrics,
+    InputBody,
+    KeysBody,
+    LandResult,
+    Metrics,
+    Screen,
+    Session,
+    SessionDetail,
+    SessionList,
+)
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+router = APIRouter(prefix="/api/v1/agent", tags=["sessions"], responses=ERRORS)
+
+
+def session_of(snap: Any) -> Session:
+    return Session(**snap.model_dump(mode="json"))
+
+
+@router.get("/sessions", response_model=SessionList)
+def list_sessions(live: bool = Query(False, description="Only jobs whose agent may be running."),
+                  h: Home = Depends(home)) -> SessionList:
+    """Every job's state (state.json), newest last."""
+    snaps = JobStore(h).snapshots()
+    if live:
+        snaps = [s for s in snaps if s.state.live]
+    sup = supervisor_status(h)
+    return SessionList(sessions=[session_of(s) for s in snaps],
+                       supervisor={"running": sup["running"], "pid": sup["pid"]}, kill_switch=sup["kill_switch"])
+
+
+@router.get("/sessions/{job}", response_model=SessionDetail)
+def get_session(job: str, events: int = Query(200, ge=0, le=5000, description="How many of the last events."),
+                h: Home = Depends(home)) -> SessionDetail:
+    """One job: its state, its task, and the end of its timeline."""
+    store = JobStore(h)
+    job_id = resolve_job(h, job)
+    snap = store.snapshot(job_id)
+    evs = store.events(job_id)
+    return SessionDetail(session=session_of(snap), task=task_out(store.task(job_id), snap.state.value),
+                         events=evs[-events:] if events else [])
+
+
+@router.get("/sessions/{job}/metrics", response_model=Metrics)
+def session_metrics(job: str, h: Home = Depends(home)) -> Metrics:
+    """Tokens, cost, API calls and errors, tool calls, file operations, turns and their latency."""
+    job_id = resolve_job(h, job)
+    return Metrics(**figures.job_metrics(job_id, JobStore(h).events(job_id)))
+
+
+@router.get("/metrics", response_model=FleetMetrics)
+def fleet_metrics(h: Home = Depends(home)) -> FleetMetrics:
+    """The same figures for every job, and in total."""
+    store = JobStore(h)
+    jobs = []
+    active = in_progress = 0
+    for snap in store.snapshots():
+        jobs.append(figures.job_metrics(snap.job, store.events(snap.job)))
+        active += 1 if snap.state.live else 0
+        in_progress += 1 if snap.state.live or snap.state.value == "queued" else 0
+    return FleetMetrics(total=Metrics(**figures.total(jobs)), jobs=[Metrics(**m) for m in jobs],
+                        active_sessions=active, tasks_in_progress=in_progress)
+
+
+@router.post("/sessions/{job}/input", response_model=ActionResult)
+def send_input(job: str, body: InputBody, h: Home = Depends(home)) -> ActionResult:
+    """Type text and Enter into a waiting agent (as `zen send`; `force` types into a busy one)."""
+    if not body.text.strip():
+        raise UsageError("nothing to send (the text is empty)")
+    return ActionResult(**control.send(h, job, body.text, force=body.force))
+
+
+@router.post("/sessions/{job}/keys", response_model=ActionResult)
+def send_keys(job: str, body: KeysBody, h: Home = Depends(home)) -> ActionResult:
+    """Keys typed in a focused terminal tile: literal text and named keys, in order."""
+    items: list[tuple[str, str]] = []
+    for item in body.items:
+        if (item.text is None) == (item.key is None):
+            raise UsageError("each item is either text or a key, not both or neither")
+        items.append(("text", item.text) if item.text is not None else ("key", str(item.key)))
+    return ActionResult(**terminal.type_keys(h, job, items))
+
+
+@router.get("/sessions/{job}/screen", response_model=Screen)
+def get_screen(job: str, h: Home = Depends(home)) -> Screen:
+    """The agent's terminal as tmux shows it now (rows with colour escapes, cursor, size)."""
+    return Screen(**terminal.screen(h, job))
+
+
+def _stopped(result: dict[str, Any]) -> ActionResult:
+    return ActionResult(**{k: v for k, v in result.items() if v is not None or k in ("job", "state")})
+
+
+@router.post("/sessions/{job}/cancel", response_model=ActionResult)
+def cancel(job: str, h: Home = Depends(home)) -> ActionResult:
+    """Stop the agent now and harvest what exists (as `zen cancel`)."""
+    return _stopped(control.cancel(h, job, "cancelled from the dashboard"))
+
+
+@router.post("/sessions/{job}/finish", response_model=ActionResult)
+def finish(job: str, h: Home = Depends(home)) -> ActionResult:
+    """End the agent gracefully and harvest (as `zen finish`); the branch stays."""
+    return _stopped(control.finish(h, job))
+
+
+@router.post("/sessions/{job}/harvest", response_model=ActionResult)
+def harvest(job: str, h: Home = Depends(home)) -> ActionResult:
+    """Snapshot the work onto zen/review/<id> (a live agent keeps running)."""
+    r = control.harvest_now(h, job)
+    return ActionResult(job=str(r["job"]), state=None, branch=r.get("branch"), commit=r.get("commit"),
+                        files=r.get("files"))
+
+
+@router.post("/sessions/{job}/pause", response_model=ActionResult)
+def pause_job(job: str, h: Home = Depends(home)) -> ActionResult:
+    """Stop the agent's processes where they are (as `zen pause`); the timeout clock stops too."""
+    return ActionResult(**pause.pause(h, job))
+
+
+@router.post("/sessions/{job}/resume", response_model=ActionResult)
+def resume_job(job: str, h: Home = Depends(home)) -> ActionResult:
+    """Continue a paused agent (as `zen resume`)."""
+    return ActionResult(**pause.resume(h, job))
+
+
+@router.post("/sessions/{job}/land", response_model=LandResult)
+def land_job(job: str, h: Home = Depends(home)) -> LandResult:
+    """Merge the job's review branch into its lane's base (as `zen land`): clean merges only."""
+    return LandResult(**land.land(h, job))

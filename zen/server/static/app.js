@@ -1,0 +1,389 @@
+// zen dashboard: tabs Sessions, Tasks, Guardrails, Metrics (the Grid is grid.js). Live by SSE:
+// one EventSource on /api/v1/agent/events; each event refreshes what it can change, coalesced.
+// Agent-supplied text is always set as textContent, never as HTML.
+"use strict";
+
+const API = "/api/v1/agent";
+const Z = {
+  sessions: new Map(),      // job id -> state.json
+  selected: null,           // job shown in the Sessions detail
+  lanes: [],
+  tab: "sessions",
+  source: null,
+  onSessions: [],           // callbacks (grid.js)
+};
+
+// -- helpers ------------------------------------------------------------------------------------
+function $(sel, root) { return (root || document).querySelector(sel); }
+function h(tag, attrs, ...kids) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") n.className = v;
+    else if (k === "dataset") Object.assign(n.dataset, v);
+    else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+    else if (v !== null && v !== undefined && v !== false) n.setAttribute(k, v === true ? "" : v);
+  }
+  for (const kid of kids.flat()) if (kid !== null && kid !== undefined) n.append(kid instanceof Node ? kid : String(kid));
+  return n;
+}
+
+async function api(method, path, body) {
+  const opts = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+  const r = await fetch(API + path, opts);
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { data = { error: text }; }
+  if (!r.ok) throw new Error((data && data.error) || `${method} ${path}: ${r.status}`);
+  return data;
+}
+
+let toastTimer = null;
+function toast(text, isError) {
+  const t = $("#toast");
+  t.textContent = text;
+  t.className = isError ? "error" : "";
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, isError ? 8000 : 3000);
+}
+async function act(method, path, body, done) {
+  try { const r = await api(method, path, body); if (done) toast(done); return r; }
+  catch (e) { toast(e.message, true); return null; }
+}
+
+function stateBadge(state, reason) {
+  return h("span", { class: `state s-${state}` }, h("span", { class: "dot" }), state + (reason ? ` (${reason})` : ""));
+}
+function ago(ts) {
+  if (!ts) return "-";
+  const s = Math.max(0, (Date.now() - Date.parse(ts)) / 1000);
+  if (s < 60) return `${Math.floor(s)}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  return `${Math.floor(s / 3600)}h ago`;
+}
+const LIVE = new Set(["starting", "working", "waiting", "paused"]);
+
+// coalesce refreshes: many events in a burst cause one fetch
+const timers = {};
+function soon(key, fn, ms) {
+  if (timers[key]) return;
+  timers[key] = setTimeout(() => { delete timers[key]; fn(); }, ms === undefined ? 60 : ms);
+}
+
+// -- tabs -----------------------------------------------------------------------------------------
+function showTab(name) {
+  Z.tab = name;
+  document.querySelectorAll("#tabs button").forEach(b => b.classList.toggle("active", b.dataset.tab === name));
+  document.querySelectorAll("main .tab").forEach(s => { s.hidden = s.id !== `tab-${name}`; });
+  history.replaceState(null, "", `#${name}`);
+  if (name === "tasks") loadTasks();
+  if (name === "guardrails") loadGuardrails();
+  if (name === "metrics") loadMetrics();
+  if (name === "grid" && (typeof ZenGrid !== "undefined")) ZenGrid.show();
+}
+
+// -- status and kill switch ----------------------------------------------------------------------
+async function loadStatus() {
+  const s = await api("GET", "/status");
+  $("#home").textContent = s.home;
+  const sup = $("#supervisor");
+  sup.textContent = s.supervisor.running ? `supervisor pid ${s.supervisor.pid}` : "supervisor not running";
+  sup.className = "pill " + (s.supervisor.running ? "on" : "off");
+  await loadKill();
+}
+async function loadKill() {
+  const k = await api("GET", "/killswitch");
+  $("#kill-banner").hidden = !k.engaged;
+  $("#kill-reason").textContent = k.engaged ? `(${k.reason || "no reason"}, by ${k.by || "?"})` : "";
+  $("#kill-engage").disabled = k.engaged;
+}
+
+// -- sessions -----------------------------------------------------------------------------------
+async function loadSessions() {
+  const r = await api("GET", "/sessions");
+  Z.sessions = new Map(r.sessions.map(s => [s.job, s]));
+  renderSessions();
+}
+async function refreshJob(job) {
+  try {
+    const d = await api("GET", `/sessions/${encodeURIComponent(job)}?events=0`);
+    Z.sessions.set(job, d.session);
+  } catch (e) { return; }
+  renderSessions();
+  if (Z.selected === job) renderDetail();
+}
+function renderSessions() {
+  const body = $("#sessions tbody");
+  const rows = [...Z.sessions.values()].sort((a, b) => (b.created_at || "").localeCompare(a.created_at || ""));
+  body.replaceChildren(...rows.map(s => h("tr", {
+    class: s.job === Z.selected ? "selected" : "", dataset: { job: s.job },
+    onclick: () => select(s.job),
+  }, h("td", {}, h("b", {}, s.name || s.job), h("div", { class: "muted" }, s.job)),
+     h("td", {}, stateBadge(s.state, s.reason)), h("td", {}, s.agent || "-"), h("td", {}, s.lane || "-"),
+     h("td", {}, s.turns), h("td", {}, ago(s.updated_at)))));
+  $("#sessions-empty").hidden = rows.length > 0;
+  Z.onSessions.forEach(fn => fn());
+}
+
+let detailScreen = null;
+async function select(job) {
+  Z.selected = job;
+  renderSessions();
+  $("#session-detail").hidden = false;
+  renderDetail();
+  const d = await api("GET", `/sessions/${encodeURIComponent(job)}?events=200`);
+  const list = $("#sd-events");
+  list.replaceChildren(...d.events.map(eventItem));
+  list.scrollTop = list.scrollHeight;
+  if (detailScreen) detailScreen.close();
+  detailScreen = watchScreen(job, $("#sd-term"));
+}
+function eventItem(ev) {
+  const skip = new Set(["v", "seq", "ts", "job", "type", "actor", "task"]);
+  const extra = Object.entries(ev).filter(([k]) => !skip.has(k)).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`);
+  return h("li", { value: ev.seq }, `${(ev.ts || "").slice(11, 23)} ${ev.type} ${ev.actor} ${extra.join(" ")}`);
+}
+function renderDetail() {
+  const s = Z.sessions.get(Z.selected);
+  if (!s) return;
+  $("#sd-title").replaceChildren(s.name || s.job, " ", stateBadge(s.state, s.reason));
+  $("#sd-meta").replaceChildren(
+    h("span", {}, `id ${s.job}`), h("span", {}, `agent ${s.agent}`), h("span", {}, `lane ${s.lane || "-"}`),
+    h("span", {}, `turns ${s.turns}`), h("span", {}, `branch ${s.review_branch || s.branch || "-"}`),
+    h("span", {}, `worktree ${s.worktree || "-"}`));
+  const live = LIVE.has(s.state);
+  const can = { pause: live && s.state !== "paused", resume: s.state === "paused", finish: live, cancel: s.state !== "cancelled" && s.state !== "harvested" && s.state !== "failed",
+                harvest: !!s.worktree, land: !!s.review_branch && !live, files: !!s.worktree };
+  document.querySelectorAll("#session-detail .controls button").forEach(b => { b.disabled = !can[b.dataset.act]; });
+}
+async function control(job, what) {
+  if (what === "files") { ZenFiles.open(job); return; }
+  if (what === "cancel" && !confirm(`Cancel ${job}? The agent is stopped now and its work harvested.`)) return;
+  if (what === "land" && !confirm(`Land ${job}: merge its review branch into the lane's base branch?`)) return;
+  const r = await act("POST", `/sessions/${encodeURIComponent(job)}/${what}`, undefined, `${what}: done`);
+  if (r) refreshJob(job);
+}
+
+// the live screen of a job's terminal, drawn into `el`; returns the EventSource
+function watchScreen(job, el) {
+  const es = new EventSource(`${API}/sessions/${encodeURIComponent(job)}/screen/stream`);
+  es.addEventListener("screen", m => ZenTerm.render(el, JSON.parse(m.data)));
+  return es;
+}
+
+// -- tasks ----------------------------------------------------------------------------------------
+async function loadTasks() {
+  const r = await api("GET", "/tasks");
+  const queued = r.tasks.filter(t => t.state === "pending" || t.state === "queued");
+  const rest = r.tasks.filter(t => !(t.state === "pending" || t.state === "queued")).reverse();
+  $("#queue tbody").replaceChildren(...queued.map(t => h("tr", { dataset: { task: t.id }, onclick: () => taskDetail(t.id) },
+    h("td", {}, h("b", {}, t.name), h("div", { class: "muted" }, t.id)), h("td", {}, stateBadge(t.state)),
+    h("td", {}, t.agent), h("td", {}, t.lane || t.repo || "-"), h("td", {}, t.priority),
+    h("td", {}, h("button", { type: "button", onclick: e => { e.stopPropagation(); dequeue(t.id); } }, "Cancel")))));
+  $("#history tbody").replaceChildren(...rest.map(t => h("tr", { dataset: { task: t.id }, onclick: () => taskDetail(t.id) },
+    h("td", {}, h("b", {}, t.name), h("div", { class: "muted" }, t.id)), h("td", {}, stateBadge(t.state)),
+    h("td", {}, t.agent), h("td", {}, t.lane || t.repo || "-"), h("td", {}, ago(t.created_at)))));
+}
+async function dequeue(id) {
+  if (await act("DELETE", `/queue/${encodeURIComponent(id)}`, undefined, "taken out of the queue")) loadTasks();
+}
+async function taskDetail(id) {
+  const d = await api("GET", `/tasks/${encodeURIComponent(id)}`);
+  $("#task-detail").hidden = false;
+  $("#td-title").replaceChildren(d.task.name, " ", stateBadge(d.task.state));
+  $("#td-prompt").textContent = d.task.prompt;
+  $("#td-review").textContent = d.review || "(not harvested yet)";
+  $("#td-log").textContent = d.log_tail || "(no output yet)";
+}
+function fillLaneSelects() {
+  document.querySelectorAll("select[name=lane]").forEach(sel => {
+    const keep = sel.value;
+    sel.replaceChildren(...Z.lanes.map(l => h("option", { value: l.name }, l.name)));
+    if (keep) sel.value = keep;
+  });
+}
+async function loadLanes() {
+  Z.lanes = (await api("GET", "/lanes")).lanes;
+  fillLaneSelects();
+}
+async function newTask(e) {
+  e.preventDefault();
+  const f = new FormData(e.target);
+  const body = { description: f.get("description"), lane: f.get("lane") || null, agent: f.get("agent"),
+                 priority: Number(f.get("priority")) };
+  if (f.get("name")) body.name = f.get("name");
+  if (f.get("timeout")) body.timeout = f.get("timeout");
+  if (f.get("model")) body.config = { model: f.get("model") };
+  if (f.get("depends_on")) body.depends_on = String(f.get("depends_on")).split(",").map(x => x.trim()).filter(Boolean);
+  const t = await act("POST", "/tasks", body, "task queued");
+  if (t) { e.target.reset(); fillLaneSelects(); loadTasks(); }
+}
+
+// -- guardrails ---------------------------------------------------------------------------------
+let policySha = null;
+async function loadGuardrails() {
+  const g = await api("GET", "/guardrails");
+  const u = g.usage;
+  const card = (label, value) => h("div", { class: "card" }, h("b", {}, value), label);
+  $("#usage").replaceChildren(
+    card("live agents / limit", `${u.live_agents} / ${u.max_concurrent_tasks}`),
+    card("queued / queue limit", `${u.queued} / ${u.max_queue_size}`),
+    card("guard allowed", u.guard_allowed), card("guard denied", u.guard_denied),
+    card("automatic starts / breaker limit", `${u.breaker.automatic_in_window} / ${u.breaker.limit}${u.breaker.open ? " OPEN" : ""}`),
+    card("kill switch", g.kill_switch ? "ENGAGED" : "off"));
+  const rows = g.approvals;
+  $("#approvals tbody").replaceChildren(...rows.map(a => h("tr", { dataset: { approval: a.id } },
+    h("td", {}, h("code", {}, a.id)), h("td", {}, a.job || "-"), h("td", {}, h("code", {}, a.command || a.file_path || "")),
+    h("td", {}, a.rule || "-"), h("td", {}, a.state),
+    h("td", {}, a.state === "pending" ? [
+      h("button", { type: "button", class: "approve", onclick: () => decide(a.id, "approve") }, "Approve"), " ",
+      h("button", { type: "button", class: "deny", onclick: () => decide(a.id, "deny") }, "Deny")] : ""))));
+  $("#approvals-empty").hidden = rows.length > 0;
+  $("#denied tbody").replaceChildren(...g.recent_denied.map(d => h("tr", {},
+    h("td", {}, ago(d.ts)), h("td", {}, d.job || "(shell)"), h("td", {}, h("code", {}, d.command || d.file_path || d.tool || "")),
+    h("td", {}, d.rule || "-"), h("td", {}, d.reason || ""))));
+  $("#switches").replaceChildren(...Object.entries(g.require_approval).map(([k, v]) =>
+    h("label", {}, h("input", { type: "checkbox", checked: v, onchange: e => setSwitch(k, e.target.checked) }),
+      `ask a human before ${k.replace(/_/g, " ")}`)));
+  if (document.activeElement !== $("#policy")) $("#policy").value = g.yaml;
+  policySha = g.sha;
+  $("#policy-error").textContent = g.valid ? "" : g.error;
+  $("#autonomy tbody").replaceChildren(...g.autonomy.map(d => h("tr", {},
+    h("td", {}, d.domain), h("td", {}, d.level), h("td", {}, d.effective_level))));
+}
+async function decide(id, verdict) {
+  if (await act("POST", `/approvals/${encodeURIComponent(id)}/${verdict}`, undefined, `${verdict}d ${id}`)) loadGuardrails();
+}
+async function setSwitch(name, on) {
+  if (await act("PUT", "/guardrails", { changes: { require_approval: { [name]: on } } }, "policy saved")) loadGuardrails();
+}
+async function savePolicy() {
+  try {
+    await api("PUT", "/guardrails", { yaml: $("#policy").value, expected_sha: policySha });
+    $("#policy-error").textContent = "";
+    toast("policy saved");
+    $("#policy").blur();
+    loadGuardrails();
+  } catch (e) { $("#policy-error").textContent = e.message; }
+}
+
+// -- metrics --------------------------------------------------------------------------------------
+async function loadMetrics() {
+  const m = await api("GET", "/metrics");
+  const t = m.total;
+  const card = (label, value) => h("div", { class: "card" }, h("b", {}, value), label);
+  const n = x => Math.round(x).toLocaleString();
+  $("#totals").replaceChildren(card("active sessions", m.active_sessions), card("tasks in progress", m.tasks_in_progress),
+    card("input tokens", n(t.input_tokens)), card("output tokens", n(t.output_tokens)),
+    card("cost (USD)", t.cost_usd.toFixed(4)), card("API calls", t.api_calls),
+    card("error rate", `${(100 * (t.error_rate || 0)).toFixed(1)}%`), card("tool calls", t.tool_calls));
+  const jobs = m.jobs.slice(-20);
+  const labels = jobs.map(j => (Z.sessions.get(j.job) || {}).name || j.job);
+  const col = k => jobs.map(j => j[k] || 0);
+  ZenCharts.bars($("#chart-tokens"), labels, [{ name: "input", values: col("input_tokens") }, { name: "output", values: col("output_tokens") },
+    { name: "cache read", values: col("cache_read_tokens") }], { stacked: true });
+  ZenCharts.bars($("#chart-cost"), labels, [{ name: "cost", values: col("cost_usd") }]);
+  ZenCharts.bars($("#chart-api"), labels, [{ name: "calls", values: col("api_calls") }, { name: "errors", values: col("api_errors") }]);
+  ZenCharts.bars($("#chart-files"), labels, [{ name: "reads", values: col("file_reads") }, { name: "writes", values: col("file_writes") },
+    { name: "deletes", values: col("file_deletes") }], { stacked: true });
+  ZenCharts.bars($("#chart-guard"), labels, [{ name: "allowed", values: col("guard_allowed") }, { name: "denied", values: col("guard_denied") }]);
+  ZenCharts.bars($("#chart-latency"), labels, [{ name: "turn p50", values: col("turn_latency_p50_s") }]);
+}
+
+// -- files (the grid's file browser and editor, also from Sessions) ----------------------------------
+const ZenFiles = {
+  job: null, path: null, sha: null,
+  async open(job) {
+    this.job = job;
+    $("#files").hidden = false;
+    $("#files-title").textContent = `Files of ${(Z.sessions.get(job) || {}).name || job}`;
+    const r = await act("GET", `/sessions/${encodeURIComponent(job)}/files`);
+    if (!r) return;
+    $("#file-list").replaceChildren(...r.files.map(f => h("li", { dataset: { path: f.path }, onclick: () => this.edit(f.path) },
+      h("span", { class: "st" }, f.status || " "), f.path)));
+    this.diff();
+  },
+  async diff() {
+    $("#editor").hidden = true;
+    const v = $("#diff-view");
+    v.hidden = false;
+    const r = await act("GET", `/sessions/${encodeURIComponent(this.job)}/diff`);
+    if (!r) return;
+    v.replaceChildren(...(r.diff || "(no changes against the base)").split("\n").map(line => h("span", {
+      class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "" }, line + "\n")));
+  },
+  async edit(path) {
+    const r = await act("GET", `/sessions/${encodeURIComponent(this.job)}/file?path=${encodeURIComponent(path)}`);
+    if (!r) return;
+    this.path = path; this.sha = r.sha;
+    $("#diff-view").hidden = true;
+    $("#editor").hidden = false;
+    $("#editor-path").textContent = path + (r.binary ? " (binary: not editable)" : "");
+    $("#editor-text").value = r.content;
+    $("#editor-text").disabled = r.binary;
+    $("#editor-save").disabled = r.binary;
+  },
+  async save() {
+    const r = await act("PUT", `/sessions/${encodeURIComponent(this.job)}/file`,
+      { path: this.path, content: $("#editor-text").value, expected_sha: this.sha }, `saved ${this.path}`);
+    if (r) this.sha = r.sha;
+  },
+  close() { $("#files").hidden = true; },
+};
+
+// -- live updates ------------------------------------------------------------------------------------
+function connect() {
+  const es = new EventSource(`${API}/events`);
+  Z.source = es;
+  es.onopen = () => { const l = $("#live"); l.textContent = "live"; l.className = "pill on"; };
+  es.onerror = () => { const l = $("#live"); l.textContent = "reconnecting…"; l.className = "pill off"; };
+  es.onmessage = m => {
+    const ev = JSON.parse(m.data);
+    soon(`job:${ev.job}`, () => refreshJob(ev.job));
+    if (Z.selected === ev.job) {
+      const list = $("#sd-events");
+      list.appendChild(eventItem(ev));
+      list.scrollTop = list.scrollHeight;
+    }
+    if (Z.tab === "tasks") soon("tasks", loadTasks, 200);
+    if (Z.tab === "metrics") soon("metrics", loadMetrics, 500);
+    if (Z.tab === "guardrails" && ev.type.startsWith("guard.")) soon("guardrails", loadGuardrails, 300);
+    if ((typeof ZenGrid !== "undefined")) ZenGrid.onEvent(ev);
+  };
+  es.addEventListener("approvals", () => { if (Z.tab === "guardrails") soon("guardrails", loadGuardrails, 100); });
+  es.addEventListener("killswitch", () => soon("kill", loadKill, 50));
+  es.addEventListener("spool", () => { if (Z.tab === "tasks") soon("tasks", loadTasks, 100); });
+  es.addEventListener("reset", () => loadSessions());
+}
+
+async function start() {
+  document.querySelectorAll("#tabs button").forEach(b => b.addEventListener("click", () => showTab(b.dataset.tab)));
+  document.querySelectorAll("#session-detail .controls button").forEach(b =>
+    b.addEventListener("click", () => control(Z.selected, b.dataset.act)));
+  $("#sd-input").addEventListener("submit", async e => {
+    e.preventDefault();
+    const text = $("#sd-text").value;
+    if (!text.trim()) return;
+    if (await act("POST", `/sessions/${encodeURIComponent(Z.selected)}/input`, { text, force: $("#sd-force").checked }, "sent")) $("#sd-text").value = "";
+  });
+  $("#new-task").addEventListener("submit", newTask);
+  $("#policy-save").addEventListener("click", savePolicy);
+  $("#kill-engage").addEventListener("click", async () => {
+    const reason = prompt("Engage the kill switch: every domain becomes observe-only at once. Reason?");
+    if (reason !== null && await act("POST", "/killswitch", { reason: reason || "from the dashboard" }, "kill switch engaged")) loadKill();
+  });
+  $("#kill-release").addEventListener("click", async () => {
+    if (confirm("Release the kill switch?") && await act("DELETE", "/killswitch", undefined, "kill switch released")) loadKill();
+  });
+  $("#files-close").addEventListener("click", () => ZenFiles.close());
+  $("#files-diff").addEventListener("click", () => ZenFiles.diff());
+  $("#editor-save").addEventListener("click", () => ZenFiles.save());
+  connect();   // first, so nothing that happens while the snapshot loads is missed
+  await Promise.all([loadStatus(), loadSessions(), loadLanes()]);
+  setInterval(() => soon("status", loadStatus, 0), 10000);
+  const tab = location.hash.slice(1);
+  showTab(["sessions", "tasks", "guardrails", "metrics", "grid"].includes(tab) ? tab : "sessions");
+}
+
+document.addEventListener("DOMContentLoaded", () => start().catch(e => toast(e.message, true)));
