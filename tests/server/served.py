@@ -69,7 +69,7 @@ class Served:
         self.supervisor = subprocess.Popen([sys.executable, "-m", "zen", "supervise"], cwd=REPO_ROOT, env=self.env,
                                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append(self.supervisor)
-        wait_until(lambda: (self.home / "control" / "heartbeat").exists(), timeout=20, message="the supervisor")
+        wait_until((self.home / "control" / "heartbeat").exists, timeout=20, message="the supervisor")
 
     def start_server(self) -> None:
         out = (self.root / "server.out").open("ab")
@@ -113,7 +113,8 @@ class Served:
         return {"Authorization": f"Bearer {self.token}", **extra}
 
     def client(self, *, auth: bool = True, **kw: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.base, headers=self.headers() if auth else {}, timeout=30, **kw)
+        kw.setdefault("timeout", 30)
+        return httpx.Client(base_url=self.base, headers=self.headers() if auth else {}, **kw)
 
     def get(self, path: str, **kw: Any) -> httpx.Response:
         with self.client() as c:

@@ -12,6 +12,10 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.errors import ZenError
+from zen.orchestration import land as landing
+from zen.orchestration.pause import pause as do_pause
+from zen.orchestration.pause import resume as do_resume
+from zen.server import auth
 
 
 def _human_only(what: str) -> None:
@@ -23,8 +27,6 @@ def _human_only(what: str) -> None:
 
 def pause(job: str = JOB, json_out: bool = JSON) -> int:
     """Stop the agent's processes (SIGSTOP) where they are; its timeout clock stops too."""
-    from zen.orchestration.pause import pause as do_pause
-
     render.emit(do_pause(common.home(), job), json_out,
                 lambda r: [f"paused {r['job']} (zen resume {r['job']} continues it)"])
     return 0
@@ -32,8 +34,6 @@ def pause(job: str = JOB, json_out: bool = JSON) -> int:
 
 def resume(job: str = JOB, json_out: bool = JSON) -> int:
     """Continue a paused agent (SIGCONT); it returns to the state it was paused in."""
-    from zen.orchestration.pause import resume as do_resume
-
     render.emit(do_resume(common.home(), job), json_out,
                 lambda r: [f"resumed {r['job']} after {r['paused_s']:.1f}s paused; it is {r['state']}"])
     return 0
@@ -53,8 +53,6 @@ def land(
 ) -> int:
     """Merge the job's review branch into its lane's base branch: only when it merges cleanly,
     never into a checked-out branch, without touching any working tree. Humans only."""
-    from zen.orchestration import land as landing
-
     _human_only("zen land")
     if dry_run:
         p = landing.plan(common.home(), job)
@@ -76,8 +74,7 @@ def serve(
 ) -> int:
     """The HTTP API and the web dashboard (/agent) of this home, one server per home. Open the
     URL it prints (or `zen serve --url`): the link logs a browser in once."""
-    from zen.server import auth
-    from zen.server import run as server
+    from zen.server import run as server  # uvicorn and FastAPI: only zen serve pays for them
 
     _human_only("zen serve")
     if sum((detach, stop, url)) > 1:

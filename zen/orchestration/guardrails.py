@@ -43,7 +43,7 @@ def current_text(home: Home) -> str:
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # 30 ms, and only an edit of the policy needs it
 
     y = YAML()
     y.preserve_quotes = True
@@ -61,7 +61,7 @@ def merge_changes(text: str, changes: dict[str, Any]) -> str:
         raise PolicyRefused(f"policy/guardian.yaml is not valid YAML now, so it cannot be merged into: "
                             f"{str(exc).splitlines()[0]}") from None
     if doc is None:
-        from ruamel.yaml.comments import CommentedMap
+        from ruamel.yaml.comments import CommentedMap  # with YAML above: only an edit needs it
 
         doc = CommentedMap()
     if not hasattr(doc, "items"):

@@ -438,8 +438,8 @@ class Supervisor:
             except Exception:
                 log.exception("job %s: error while stepping", job_id)
 
-    def step(self, t: Tracked, info: PaneInfo | None) -> None:
-        now = time.monotonic()
+    def _follow(self, t: Tracked, now: float) -> None:
+        """What others appended to the job since the last look: hooks, input, pause, the end."""
         new, t.offset = ev_store.read_from(self.store.events_path(t.job_id), t.offset)
         for ev in new:
             etype = ev.get("type")
@@ -467,6 +467,10 @@ class Supervisor:
                 self.coord.poke(t.job_id)  # a turn ended: compare its changes now
             if now - t.metrics_at >= METRICS_EVERY_S:
                 self._metrics(t, now)
+
+    def step(self, t: Tracked, info: PaneInfo | None) -> None:
+        now = time.monotonic()
+        self._follow(t, now)
 
         if info is not None and info.dead and not info.settled:
             t.dead_since = t.dead_since or now

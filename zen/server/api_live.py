@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
-from zen.errors import ZenError
+from zen.errors import UsageError, ZenError
 from zen.orchestration import terminal
 from zen.orchestration.query import resolve_job
 from zen.server.api_tasks import ERRORS
@@ -76,7 +76,7 @@ def events(last_event_id: str | None = Header(None, max_length=300),
         start = 0
     else:
         if parse_id(cursor) is None:
-            raise ZenError(f"{cursor!r} is not an event id (<job>:<seq>), start or now")
+            raise UsageError(f"{cursor!r} is not an event id (<job>:<seq>), start or now")
         found = c.hub.position_after(cursor)
         start, reset = (found, False) if found is not None else (c.hub.end(), True)
     if job is not None:

@@ -6,8 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
 
+from zen.core.durations import parse_duration
 from zen.core.model import Task
-from zen.errors import NotFound, ZenError
+from zen.core.refs import resolve
+from zen.errors import InvalidTask, NotFound, ZenError
 from zen.orchestration import control
 from zen.orchestration.dispatch import dispatch
 from zen.orchestration.query import pending_tasks, resolve_job
@@ -48,9 +50,6 @@ def fields_of(body: TaskCreate) -> dict[str, Any]:
     if body.command is not None and body.agent is None:
         fields["agent"] = "cmd"
     if fields.get("timeout") is not None:
-        from zen.core.durations import parse_duration
-        from zen.errors import InvalidTask
-
         try:
             if parse_duration(fields["timeout"]) <= 0:
                 raise ValueError("the timeout must be positive")
@@ -77,8 +76,6 @@ def all_tasks(h: Home) -> list[TaskOut]:
 
 
 def _pending(h: Home, ref: str) -> Task | None:
-    from zen.core.refs import resolve
-
     tasks = {t.id: t for t in pending_tasks(h)}
     try:
         return tasks[resolve(ref, {i: t.name for i, t in tasks.items()})]
@@ -117,7 +114,10 @@ def detail(h: Home, ref: str) -> TaskDetail:
 @router.post("/tasks", response_model=TaskOut, status_code=status.HTTP_201_CREATED)
 def create_task(body: TaskCreate, h: Home = Depends(home)) -> TaskOut:
     """Queue a task: validated like `zen dispatch`, then written to spool/new as a task file."""
-    return task_out(dispatch(h, fields_of(body)), "pending")
+    try:
+        return task_out(dispatch(h, fields_of(body)), "pending")
+    except NotFound as exc:  # an unknown lane or dependency is bad input here, not a missing resource
+        raise InvalidTask(str(exc)) from None
 
 
 @router.get("/tasks", response_model=TaskList)

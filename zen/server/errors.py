@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zen import errors as ze
+from zen.coord.leases import LeaseError
 from zen.guard.approvals import ApprovalError
 from zen.orchestration.guardrails import PolicyRefused
 
@@ -22,14 +23,15 @@ log = logging.getLogger(__name__)
 
 
 def status_for(exc: Exception) -> int:
-    if isinstance(exc, ze.NotFound | ze.NoHome):
+    if isinstance(exc, ze.NotFound | ze.NoHome) or (isinstance(exc, LeaseError) and str(exc).startswith("no lease")):
         return 404
     if isinstance(exc, ze.InvalidTask | ze.UsageError | PolicyRefused):
         return 422
     if isinstance(exc, ze.GuardDenied):
         return 403
     if isinstance(exc, ApprovalError):
-        return 404 if str(exc).startswith("no pending") else 409
+        text = str(exc)
+        return 404 if text.startswith("no pending") else 422 if "is not an approval id" in text else 409
     return 409  # expected: the request does not fit the job's state, or someone changed it first
 
 
