@@ -15,8 +15,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODULES = ["bench.guard", "bench.coord", "bench.dispatch", "bench.cli", "bench.timeline", "bench.metrics",
-           "bench.supervisor", "bench.watch"]
+MODULES = [
+    "bench.guard",
+    "bench.coord",
+    "bench.dispatch",
+    "bench.cli",
+    "bench.timeline",
+    "bench.metrics",
+    "bench.supervisor",
+    "bench.watch",
+    "bench.server",
+]
 
 
 def print_rows(rows: list[dict]) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import Response
 
 from zen.errors import UsageError
 from zen.orchestration import control, land, pause, terminal
@@ -12,7 +14,7 @@ from zen.orchestration.query import resolve_job
 from zen.orchestration.status import supervisor_status
 from zen.server import figures
 from zen.server.api_tasks import ERRORS, task_out
-from zen.server.context import home
+from zen.server.context import ServerContext, ctx, home
 from zen.server.models import (
     ActionResult,
     FleetMetrics,
@@ -37,14 +39,16 @@ def session_of(snap: Any) -> Session:
 
 @router.get("/sessions", response_model=SessionList)
 def list_sessions(live: bool = Query(False, description="Only jobs whose agent may be running."),
-                  h: Home = Depends(home)) -> SessionList:
-    """Every job's state (state.json), newest last."""
-    snaps = JobStore(h).snapshots()
+                  c: ServerContext = Depends(ctx)) -> Response:
+    """Every job's state (state.json), oldest first."""
+    h = c.home
+    rows = [row for job_id in JobStore(h).ids() if (row := c.sessions.get(h, job_id)) is not None]
     if live:
-        snaps = [s for s in snaps if s.state.live]
+        rows = [r for r in rows if r[0]]
     sup = supervisor_status(h)
-    return SessionList(sessions=[session_of(s) for s in snaps],
-                       supervisor={"running": sup["running"], "pid": sup["pid"]}, kill_switch=sup["kill_switch"])
+    head = json.dumps({"supervisor": {"running": sup["running"], "pid": sup["pid"]}, "kill_switch": sup["kill_switch"]})
+    body = b'{"sessions":[' + b",".join(r[1] for r in rows) + b"]," + head[1:].encode()
+    return Response(content=body, media_type="application/json")
 
 
 @router.get("/sessions/{job}", response_model=SessionDetail)

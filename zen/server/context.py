@@ -3,14 +3,47 @@ feed, and the address the server answers to. Routers get it through FastAPI depe
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import Request
 
+from zen.errors import ZenError
 from zen.server.auth import Tickets, read_token
 from zen.server.hub import Hub
+from zen.server.models import Session
 from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+
+class SessionCache:
+    """Each job's session as JSON, kept until its timeline grows: GET /sessions with a hundred
+    jobs costs a stat per job instead of a replay and a validation per job (bench/server.py)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[tuple[int, int], bool, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, home: Home, job_id: str) -> tuple[bool, bytes] | None:
+        """(live, the session's JSON) of one job, or None when it has no readable record."""
+        try:
+            st = home.job(job_id).events.stat()
+        except OSError:
+            return None
+        key = (st.st_size, st.st_mtime_ns)
+        with self._lock:
+            hit = self._rows.get(job_id)
+        if hit is not None and hit[0] == key:
+            return hit[1], hit[2]
+        try:
+            snap = JobStore(home).snapshot(job_id)
+        except (ZenError, OSError, ValueError):
+            return None
+        row = (snap.state.live, Session(**snap.model_dump(mode="json")).model_dump_json().encode())
+        with self._lock:
+            self._rows[job_id] = (key, *row)
+        return row
 
 
 @dataclass
@@ -21,6 +54,7 @@ class ServerContext:
     hub: Hub
     tickets: Tickets = field(default_factory=Tickets)
     keepalive_s: float = 15.0
+    sessions: SessionCache = field(default_factory=SessionCache)
     _token: str | None = None
     _token_key: tuple[int, int] | None = None
 
