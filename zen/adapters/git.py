@@ -440,7 +440,8 @@ def diff_objects(repo: Path, a: str, b: str, *, name_status: bool = False, stat:
         args.append("--name-status")
     elif stat:
         args.append("--stat=100")
-    return git(repo, *args, a, b, what="compute the diff").stdout
+    with _open(repo) as r:
+        return _call(r, *args, a, b, what="compute the diff")[1]
 
 
 def tree_paths(repo: Path, tree: str) -> list[str]:
