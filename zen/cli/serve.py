@@ -89,7 +89,7 @@ def serve(
     if url:
         info = server.running(home)
         where_host, where_port = (str(info.get("host") or host), int(info.get("port") or port)) if info else (host, port)
-        result = {"url": auth.login_url(where_host, where_port, token), "running": info is not None}
+        result: dict[str, Any] = {"url": auth.login_url(where_host, where_port, token), "running": info is not None}
         render.emit(result, json_out, lambda r: [r["url"], *([] if r["running"] else [
             render.Note("zen serve is not running yet: zen serve --detach starts it")])])
         return 0
