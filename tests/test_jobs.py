@@ -8,9 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO_ROOT, one_line, zen
-from zen.core.model import JobStatus
+from zen.core.model import JobStatus, Task
+from zen.orchestration.context import JobContext
+from zen.orchestration.lanes import LaneGone, resolve_lane
 from zen.store import spool
+from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 
@@ -164,3 +169,32 @@ def test_dependencies_resolve_by_name(lane: Path, home: Path) -> None:
     r = zen("dispatch", "second", "--depends-on", "first", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["depends_on"] == [a]
+
+
+def test_a_job_context_reads_the_task_once_and_resolves_its_lane(lane: Path, home: Path, tmp_path: Path) -> None:
+    job_id = zen("dispatch", "ctx work", "--name", "ctx", "--base", "main").stdout.strip()
+    claim_all(home)
+    ctx = JobContext.load(Home(home), job_id)
+    assert ctx.task.name == "ctx" and ctx.agent == ctx.task.agent.value
+    assert (ctx.lane.name, ctx.lane.repo, ctx.lane.base) == ("app", lane, "main")
+    assert ctx.lane is ctx.lane                      # resolved once
+    assert ctx.paths.events == home / "jobs" / job_id / "events.jsonl"
+    ctx.append("job.cancelled", actor="human", reason="changed my mind")
+    assert ctx.snapshot().state is JobStatus.cancelled and ctx.events()[-1]["actor"] == "human"
+    # a lane removed from zen.yaml: a sentence, at the first use
+    assert zen("lane", "remove", "app").returncode == 0
+    gone = JobContext.load(Home(home), job_id)
+    with pytest.raises(LaneGone, match=r"lane 'app' is no longer in zen\.yaml"):
+        _ = gone.lane
+
+
+def test_resolve_lane_for_a_lane_and_for_a_repo(lane: Path, home: Path, tmp_path: Path) -> None:
+    cfg = Config.load(Home(home))
+    on_lane = Task(id="20261129T101500Z-a-0000", name="a", prompt="p", lane="app", created_at="t")
+    got = resolve_lane(cfg, on_lane)
+    assert (got.name, got.repo, got.base, got.setup, got.includes) == ("app", lane, "main", None, [])
+    pinned = on_lane.model_copy(update={"base": "v1"})
+    assert resolve_lane(cfg, pinned).base == "v1"
+    on_repo = Task(id="20261129T101500Z-b-0000", name="b", prompt="p", repo=str(tmp_path / "other"), created_at="t")
+    got = resolve_lane(cfg, on_repo)
+    assert (got.name, got.repo, got.base, dict(got.spec)) == ("other", tmp_path / "other", "HEAD", {})

@@ -15,6 +15,7 @@ from tests.test_jobs import claim_all
 from zen.adapters.git import add_worktree
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
+from zen.orchestration.context import JobContext
 from zen.orchestration.harvest import harvest
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -68,7 +69,7 @@ def test_sim_turns_reach_the_timeline_and_its_work_is_harvested(lane: Path, home
     else:
         assert (wt / "answer.txt").read_text() == "written\n"
 
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
     assert git(lane, "rev-parse", f"zen/review/{job_id}") == result["commit"]
     if (wt / "answer.txt").exists():
         assert git(lane, "show", f"zen/review/{job_id}:answer.txt") == "written"

@@ -12,6 +12,7 @@ from tests.helpers import git, zen
 from tests.test_jobs import claim_all
 from zen.adapters import git as zgit
 from zen.errors import GitError, ZenError
+from zen.orchestration.context import JobContext
 from zen.orchestration.harvest import harvest
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -52,7 +53,7 @@ def test_agent_commits_and_untracked_files_land_on_the_review_branch(lane: Path,
     (wt / "README.md").unlink()                                # tracked, deleted
     before = agent_state(wt)
 
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
 
     assert agent_state(wt) == before  # HEAD, branch, index and files exactly as the agent left them
     branch = f"zen/review/{job_id}"
@@ -82,7 +83,7 @@ def test_ignored_files_and_zen_private_dirs_are_left_out(lane: Path, home: Path)
     (wt / ".zen" / "state").write_text("zen's\n")
     (wt / "real.txt").write_text("the work\n")
 
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
 
     files = files_on(lane, result["branch"])
     assert "real.txt" in files
@@ -101,13 +102,13 @@ def test_the_agents_own_git_add_all_skips_zen_private_dirs(lane: Path, home: Pat
 def test_harvesting_twice_with_nothing_new_gives_the_same_commit(lane: Path, home: Path) -> None:
     job_id, wt = start_job(home, lane)
     (wt / "one.txt").write_text("1\n")
-    first = harvest(Home(home), job_id)
-    second = harvest(Home(home), job_id)
+    first = harvest(JobContext.load(Home(home), job_id))
+    second = harvest(JobContext.load(Home(home), job_id))
     assert second["commit"] == first["commit"]
     assert len(git(lane, "rev-list", f"main..zen/review/{job_id}").splitlines()) == 1
     # new work after a harvest: a fresh snapshot on top of the agent's HEAD, not on the old one
     (wt / "two.txt").write_text("2\n")
-    third = harvest(Home(home), job_id)
+    third = harvest(JobContext.load(Home(home), job_id))
     assert third["commit"] != first["commit"]
     assert git(lane, "rev-list", "--count", f"main..zen/review/{job_id}") == "1"
     assert files_on(lane, third["branch"]) >= {"one.txt", "two.txt"}
@@ -120,14 +121,14 @@ def test_nothing_uncommitted_means_the_branch_points_at_the_agents_head(lane: Pa
     (wt / "f.txt").write_text("f\n")
     git(wt, "add", "f.txt")
     git(wt, "commit", "-q", "-m", "agent work")
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
     assert result["commit"] == git(wt, "rev-parse", "HEAD") and result["snapshot"] is False
     assert [c["subject"] for c in result["commits"]] == ["agent work"]
 
 
 def test_an_agent_that_changed_nothing_harvests_to_the_base(lane: Path, home: Path) -> None:
     job_id, _ = start_job(home, lane)
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
     assert result["commit"] == git(lane, "rev-parse", "main")
     assert result["files"] == 0 and result["commits"] == []
     assert "none: the agent changed nothing" in (home / "jobs" / job_id / "review.md").read_text()
@@ -139,7 +140,7 @@ def test_review_md_and_the_harvest_done_event(lane: Path, home: Path) -> None:
     git(wt, "add", "guide.md")
     git(wt, "commit", "-q", "-m", "write the guide")
     (wt / "CHANGELOG.md").write_text("")  # deletes one line, uncommitted
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
 
     review = (home / "jobs" / job_id / "review.md").read_text()
     assert f"zen/review/{job_id}" in review and result["commit"][:12] in review
@@ -162,13 +163,13 @@ def test_review_md_and_the_harvest_done_event(lane: Path, home: Path) -> None:
 def test_a_conflict_with_the_current_base_is_reported(lane: Path, home: Path) -> None:
     job_id, wt = start_job(home, lane)
     (wt / "src" / "app.py").write_text("print('agent')\n")
-    first = harvest(Home(home), job_id)
+    first = harvest(JobContext.load(Home(home), job_id))
     assert first["clean_merge"] is True
     # meanwhile a human changes the same line on main
     (lane / "src" / "app.py").write_text("print('human')\n")
     git(lane, "commit", "-q", "-am", "human edit")
     main_before = git(lane, "rev-parse", "main")
-    second = harvest(Home(home), job_id)
+    second = harvest(JobContext.load(Home(home), job_id))
     assert second["clean_merge"] is False and second["conflicts"] == ["src/app.py"]
     assert second["commit"] == first["commit"]  # nothing new in the worktree
     review = (home / "jobs" / job_id / "review.md").read_text()
@@ -185,13 +186,13 @@ def test_a_diverged_but_compatible_base_still_merges_cleanly(lane: Path, home: P
     (lane / "human.txt").write_text("human\n")
     git(lane, "add", "human.txt")
     git(lane, "commit", "-q", "-m", "human work")
-    assert harvest(Home(home), job_id)["clean_merge"] is True
+    assert harvest(JobContext.load(Home(home), job_id))["clean_merge"] is True
 
 
 def test_observe_mode_writes_a_report_and_no_branch(lane: Path, home: Path) -> None:
     job_id, wt = start_job(home, lane)
     (wt / "idea.txt").write_text("idea\n")
-    result = harvest(Home(home), job_id, make_branch=False)
+    result = harvest(JobContext.load(Home(home), job_id), make_branch=False)
     assert result["branch"] is None
     assert git(lane, "branch", "--list", "zen/review/*") == ""
     review = (home / "jobs" / job_id / "review.md").read_text()
@@ -202,7 +203,7 @@ def test_a_missing_worktree_records_harvest_failed(lane: Path, home: Path) -> No
     job_id, wt = start_job(home, lane)
     subprocess.run(["rm", "-rf", str(wt)], check=True)
     with pytest.raises(ZenError, match="is gone"):
-        harvest(Home(home), job_id)
+        harvest(JobContext.load(Home(home), job_id))
     failed = [e for e in JobStore(Home(home)).events(job_id) if e["type"] == "harvest.failed"]
     assert len(failed) == 1 and "is gone" in failed[0]["reason"]
 
@@ -215,7 +216,7 @@ def test_harvest_works_without_any_git_identity(lane: Path, home: Path,
         monkeypatch.delenv(f"GIT_{role}_EMAIL")
     monkeypatch.setenv("EMAIL", "")
     (wt / "x.txt").write_text("x\n")
-    result = harvest(Home(home), job_id)
+    result = harvest(JobContext.load(Home(home), job_id))
     assert git(lane, "log", "-1", "--format=%an <%ae>", result["commit"]) == "zen <zen@localhost>"
 
 
@@ -229,13 +230,13 @@ def test_remove_worktree_refuses_unharvested_work(lane: Path, home: Path) -> Non
     with pytest.raises(GitError, match="not on a review branch"):
         zgit.remove_worktree(lane, wt, review, base)
     assert (wt / "precious.txt").exists()
-    harvest(Home(home), job_id)
+    harvest(JobContext.load(Home(home), job_id))
     assert not zgit.has_unharvested_work(wt, review, base)
     # a commit after the harvest is unharvested work again
     git(wt, "add", "precious.txt")
     git(wt, "commit", "-q", "-m", "later")
     assert zgit.has_unharvested_work(wt, review, base)
-    harvest(Home(home), job_id)
+    harvest(JobContext.load(Home(home), job_id))
     zgit.remove_worktree(lane, wt, review, base)
     assert not wt.exists()
     assert git(lane, "rev-parse", f"zen/{job_id}") and git(lane, "rev-parse", review)  # branches stay

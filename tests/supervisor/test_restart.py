@@ -160,7 +160,7 @@ _HALF_SPAWN = """
 import sys
 from pathlib import Path
 from zen.orchestration import spawn
-from zen.store.config import Config
+from zen.orchestration.context import JobContext
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 from zen.store import spool
@@ -170,7 +170,7 @@ for p in spool.pending(home):
     c = spool.claim(home, p)
     store.create(load_task_text(c.read_text(), str(c)))
     # the supervisor dies after the worktree, before the agent
-    spawn.prepare(home, Config.load(home), store, p.stem)
+    spawn.prepare(JobContext.load(home, p.stem, store=store))
 """
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from zen.core.agents import AGENT_NAMES
+
 if TYPE_CHECKING:
     from zen.agents.base import AgentAdapter
 
@@ -22,7 +24,7 @@ _ADAPTERS = {
     "cmd": "zen.agents.cmd:CmdAdapter",
 }
 
-NAMES = tuple(_ADAPTERS)
+NAMES = AGENT_NAMES  # the registry above has one entry per name (tests/agents checks it)
 
 
 def get_adapter(name: str) -> AgentAdapter:

@@ -33,7 +33,12 @@ def agent_command(ctx: LaunchContext, default: str) -> list[str]:
 
 def agent_env(ctx: LaunchContext) -> dict[str, str]:
     """zen.yaml agents.<name>.env: variables added for this agent (drop_env is the supervisor's)."""
-    env = ctx.settings.get("env") or {}
+    return settings_env(ctx.settings)
+
+
+def settings_env(settings: dict[str, Any]) -> dict[str, str]:
+    """The `env` of an agents.<name> entry of zen.yaml as strings: the one reading of it."""
+    env = settings.get("env") or {}
     return {str(k): str(v) for k, v in dict(env).items()}
 
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from zen.core.events import EventType
+
 # dependency states that can never turn into "harvested with exit 0"
 _DEAD = frozenset({"failed", "cancelled"})
 
@@ -125,3 +127,25 @@ def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
             if found:
                 return found
     return None
+
+
+def retries_done(events: Iterable[Mapping[str, object]]) -> int:
+    """How many retries of a failed start the timeline has scheduled."""
+    return sum(1 for e in events if e.get("type") == EventType.RETRY_SCHEDULED)
+
+
+# what, after the last agent.spawned, shows the agent got past its start
+_PAST_START = frozenset({EventType.TURN_WAITING, EventType.INPUT_SENT, EventType.JOB_CANCELLED,
+                         EventType.JOB_TIMEOUT, EventType.AGENT_EXITED})
+
+
+def early_failure(events: Sequence[Mapping[str, object]], exit_code: int | None, signal: int | None) -> str | None:
+    """Why a start failed, when the agent died with an error before finishing its first turn
+    (then it counts as a failed start, which may be retried); None for any other end."""
+    if exit_code in (0, None) and signal is None:
+        return None
+    spawned = max((i for i, e in enumerate(events) if e.get("type") == EventType.AGENT_SPAWNED), default=-1)
+    if spawned < 0 or {e.get("type") for e in events[spawned + 1:]} & _PAST_START:
+        return None
+    how = f"code {exit_code}" if exit_code is not None else f"signal {signal}"
+    return f"agent exited with {how} before its first turn"

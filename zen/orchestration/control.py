@@ -13,45 +13,57 @@ import logging
 import re
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zen.adapters import git as g
 from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.agents import get_adapter
 from zen.coord.runner import release_ended
+from zen.core.events import Actor
 from zen.core.events import EventType as E
-from zen.core.model import JobSnapshot, JobStatus
-from zen.errors import ZenError
+from zen.core.model import JobSnapshot, JobStatus, Level
+from zen.core.refs import resolve
+from zen.errors import NotFound, ZenError
+from zen.orchestration.autonomy import domain_level
+from zen.orchestration.context import JobContext
+from zen.orchestration.harvest import harvest
+from zen.orchestration.query import pending_tasks, resolve_job
 from zen.store import events as ev_store
+from zen.store import spool
 from zen.store.atomic import flocked
 from zen.store.config import Config
 from zen.store.home import Home
-from zen.store.jobs import JobStore
+from zen.store.jobs import JobStore, load_task_text
 
 log = logging.getLogger(__name__)
 
+Events = list[dict[str, Any]]
 
 
 # -- recording once -------------------------------------------------------------------------
 
-def _since_last_spawn(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _since_last_spawn(events: Events) -> Events:
     for i in range(len(events) - 1, -1, -1):
         if events[i].get("type") == E.AGENT_SPAWNED:
             return events[i:]
     return events
 
 
-def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor: str = "supervisor",
+def exit_recorded(events: Events) -> bool:
+    """The current spawn's exit is in the timeline (or there is no spawn to record one for)."""
+    recent = _since_last_spawn(events)
+    spawned = any(e.get("type") == E.AGENT_SPAWNED for e in recent)
+    return not spawned or any(e.get("type") == E.AGENT_EXITED for e in recent)
+
+
+def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor: str = Actor.SUPERVISOR,
                      **extra: Any) -> dict[str, Any] | None:
     """Record agent.exited for the current spawn unless someone already did. The event or None."""
-
-    def recorded(events: list[dict[str, Any]]) -> bool:
-        recent = _since_last_spawn(events)
-        spawned = any(e.get("type") == E.AGENT_SPAWNED for e in recent)
-        return not spawned or any(e.get("type") == E.AGENT_EXITED for e in recent)
-
-    ev = ev_store.append_unless(store.dir(job_id), job_id, E.AGENT_EXITED, recorded, actor,
+    ev = ev_store.append_unless(store.dir(job_id), job_id, E.AGENT_EXITED, exit_recorded, actor,
                                 exit_code=info.exit_code if info else None,
                                 signal=info.signal if info else None, **extra)
     # the agent is gone: the files it leased are free the moment its end is on record (DESIGN 10)
@@ -61,30 +73,24 @@ def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor:
 
 def make_branch(home: Home, domain: str | None) -> bool:
     """At autonomy level observe a harvest is a report only (no review branch)."""
-    from zen.core.model import Level
-    from zen.orchestration.autonomy import domain_level
-
     level = domain_level(home, domain)
     return level is None or level > Level.observe
 
 
-def harvest_after_exit(home: Home, job_id: str) -> dict[str, Any] | None:
+def harvest_after_exit(ctx: JobContext) -> dict[str, Any] | None:
     """Harvest once after the agent's exit (the supervisor and a command may both try)."""
-    from zen.orchestration.harvest import harvest
-
-    store = JobStore(home)
-    with flocked(store.paths(job_id).autoharvest_lock):
-        events = store.events(job_id)
+    with flocked(ctx.paths.autoharvest_lock):
+        events = ctx.events()
         last_exit = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_EXITED), default=-1)
         if any(e.get("type") in (E.HARVEST_DONE, E.HARVEST_FAILED) for e in events[last_exit + 1:]):
             return None
-        snap = store.snapshot(job_id)
+        snap = ctx.snapshot()
         if not snap.worktree:
             return None
         try:
-            return harvest(home, job_id, make_branch=make_branch(home, snap.domain))
+            return harvest(ctx, make_branch=make_branch(ctx.home, snap.domain), events=events)
         except ZenError as exc:  # harvest recorded harvest.failed itself
-            log.warning("harvest of %s failed: %s", job_id, exc)
+            log.warning("harvest of %s failed: %s", ctx.job_id, exc)
             return None
 
 
@@ -146,13 +152,12 @@ def with_exit_file(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo |
     return replace(info, exit_code=code, signal=None)
 
 
-def settle_exit(home: Home, tmux: Tmux, job_id: str, info: PaneInfo | None, actor: str) -> dict[str, Any] | None:
+def settle_exit(ctx: JobContext, tmux: Tmux, info: PaneInfo | None, actor: str) -> dict[str, Any] | None:
     """The agent is gone: record its exit (once), harvest (once), close the dead session."""
-    store = JobStore(home)
-    info = with_exit_file(home, job_id, info)
-    ev = append_exit_once(store, job_id, info, actor=actor)
-    harvest_after_exit(home, job_id)
-    snap = store.snapshot(job_id)
+    info = with_exit_file(ctx.home, ctx.job_id, info)
+    ev = append_exit_once(ctx.store, ctx.job_id, info, actor=actor)
+    harvest_after_exit(ctx)
+    snap = ctx.snapshot()
     if snap.tmux_session:
         tmux.kill_session(snap.tmux_session)
     return ev
@@ -160,12 +165,9 @@ def settle_exit(home: Home, tmux: Tmux, job_id: str, info: PaneInfo | None, acto
 
 # -- commands -----------------------------------------------------------------------------------
 
-def _job(home: Home, ref: str) -> tuple[JobStore, str, JobSnapshot]:
-    from zen.orchestration.query import resolve_job
-
-    store = JobStore(home)
-    job_id = resolve_job(home, ref)
-    return store, job_id, store.snapshot(job_id)
+def _job(home: Home, ref: str) -> tuple[JobContext, JobSnapshot]:
+    ctx = JobContext.load(home, resolve_job(home, ref))
+    return ctx, ctx.snapshot()
 
 
 def _live_pane(tmux: Tmux, job_id: str, snap: JobSnapshot) -> PaneInfo:
@@ -176,7 +178,8 @@ def _live_pane(tmux: Tmux, job_id: str, snap: JobSnapshot) -> PaneInfo:
 
 
 def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, Any]:
-    store, job_id, snap = _job(home, ref)
+    ctx, snap = _job(home, ref)
+    job_id = ctx.job_id
     if not snap.state.live:
         raise ZenError(f"job {job_id} is {snap.state.value}, so there is no agent to type into")
     if snap.state is not JobStatus.waiting and not force:
@@ -185,71 +188,64 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, A
     info = _live_pane(tmux, job_id, snap)
     shown = text if len(text) <= 2000 else text[:2000] + "..."
     # recorded before typing, so the timeline reads input, then the work it caused
-    ev = store.append(job_id, E.INPUT_SENT, actor="human", text=shown, chars=len(text),
-                      forced=bool(force and snap.state is not JobStatus.waiting))
+    ev = ctx.append(E.INPUT_SENT, actor=Actor.HUMAN, text=shown, chars=len(text),
+                    forced=bool(force and snap.state is not JobStatus.waiting))
     try:
         tmux.send_text(info.pane_id, text)
     except ZenError as exc:
-        store.append(job_id, E.INPUT_FAILED, actor="human", reason=str(exc))
+        ctx.append(E.INPUT_FAILED, actor=Actor.HUMAN, reason=str(exc))
         raise
     return {"job": job_id, "seq": ev["seq"], "state": snap.state.value}
 
 
-def _grace(home: Home) -> float:
+def _grace(cfg: Config) -> float:
     try:
-        return Config.load(home).seconds("supervisor", "kill_grace")
+        return cfg.seconds("supervisor", "kill_grace")
     except ZenError:
         return 5.0
 
 
 def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: list[str] | None = None,
-             actor: str = "human", reason: str | None = None) -> dict[str, Any]:
+             actor: str = Actor.HUMAN, reason: str | None = None, ctx: JobContext | None = None) -> dict[str, Any]:
     """Stop a job's agent (keys, else TERM; grace; KILL), record its exit and harvest its work.
 
     The kill switch and `zen finish` use this; `cancel` adds job.cancelled first.
     """
-    store = JobStore(home)
-    snap = store.snapshot(job_id)
+    ctx = ctx if ctx is not None else JobContext.load(home, job_id)
+    snap = ctx.snapshot()
     tmux = Tmux.for_home(home)
-    grace = _grace(home) if grace_s is None else grace_s
+    grace = _grace(ctx.config) if grace_s is None else grace_s
     info: PaneInfo | None = None
     if snap.tmux_session:
         info = with_exit_file(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys))
-    ev = append_exit_once(store, job_id, info, actor=actor, **({"why": reason} if reason else {}))
-    harvested = harvest_after_exit(home, job_id)
+    ev = append_exit_once(ctx.store, job_id, info, actor=actor, **({"why": reason} if reason else {}))
+    harvested = harvest_after_exit(ctx)
     if snap.tmux_session:
         tmux.kill_session(snap.tmux_session)
-    snap = store.snapshot(job_id)
+    snap = ctx.snapshot()
     return {"job": job_id, "state": snap.state.value, "exit_code": snap.exit_code, "signal": snap.exit_signal,
             "recorded_exit": ev is not None, "review_branch": snap.review_branch,
             "harvest": harvested and {k: harvested[k] for k in ("branch", "commit", "files")}}
 
 
 def finish(home: Home, ref: str) -> dict[str, Any]:
-    from zen.agents import get_adapter
-
-    store, job_id, snap = _job(home, ref)
+    ctx, snap = _job(home, ref)
+    job_id = ctx.job_id
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     if snap.state is JobStatus.queued:
         raise ZenError(f"job {job_id} has not started yet (zen cancel {job_id} drops it)")
     # recorded first, like job.cancelled: whoever records the exit, the timeline says a human asked
-    store.append(job_id, E.FINISH_REQUESTED, actor="human")
+    ctx.append(E.FINISH_REQUESTED, actor=Actor.HUMAN)
     keys = None
     with contextlib.suppress(ZenError):
         keys = get_adapter(snap.agent or "cmd").exit_keys
-    return stop_job(home, job_id, keys=keys, actor="human", reason="finish")
+    return stop_job(home, job_id, keys=keys, actor=Actor.HUMAN, reason="finish", ctx=ctx)
 
 
 def _claim_pending(home: Home, ref: str) -> bool:
     """A task still in spool/new has no job yet: take it in (as the supervisor would) so it can
     be cancelled like any queued job. False when `ref` names no pending task."""
-    from zen.core.refs import resolve
-    from zen.errors import NotFound
-    from zen.orchestration.query import pending_tasks
-    from zen.store import spool
-    from zen.store.jobs import load_task_text
-
     names = {t.id: t.name for t in pending_tasks(home)}
     try:
         job_id = resolve(ref, names)
@@ -262,42 +258,50 @@ def _claim_pending(home: Home, ref: str) -> bool:
 
 
 def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
-    from zen.errors import NotFound
-
     try:
-        store, job_id, snap = _job(home, ref)
+        ctx, snap = _job(home, ref)
     except NotFound:
         if not _claim_pending(home, ref):
             raise
-        store, job_id, snap = _job(home, ref)
+        ctx, snap = _job(home, ref)
+    job_id = ctx.job_id
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
-    store.append(job_id, E.JOB_CANCELLED, actor="human", reason=reason or "cancelled by a human")
+    ctx.append(E.JOB_CANCELLED, actor=Actor.HUMAN, reason=reason or "cancelled by a human")
     if snap.state is JobStatus.queued and not snap.tmux_session:
         release_ended(home, job_id, "job cancelled")
         return {"job": job_id, "state": "cancelled", "exit_code": None, "harvest": None}
-    return stop_job(home, job_id, grace_s=_grace(home), actor="human", reason="cancel")
+    return stop_job(home, job_id, grace_s=_grace(ctx.config), actor=Actor.HUMAN, reason="cancel", ctx=ctx)
 
 
 def harvest_now(home: Home, ref: str) -> dict[str, Any]:
-    from zen.orchestration.harvest import harvest
-
-    _store, job_id, snap = _job(home, ref)
+    ctx, snap = _job(home, ref)
     if not snap.worktree:
-        raise ZenError(f"job {job_id} has no worktree yet (it is {snap.state.value}), so there is nothing to harvest")
-    return harvest(home, job_id, make_branch=make_branch(home, snap.domain))
+        raise ZenError(f"job {ctx.job_id} has no worktree yet (it is {snap.state.value}), "
+                       "so there is nothing to harvest")
+    return harvest(ctx, make_branch=make_branch(home, snap.domain))
+
+
+def _cleanable(snap: JobSnapshot, tmux: Tmux) -> str | None:
+    """Why the job's worktree must stay, or None when it may go."""
+    job_id = snap.job
+    if snap.state.live or snap.state is JobStatus.queued:
+        return f"job {job_id} is {snap.state.value}; finish or cancel it first"
+    if not snap.review_branch:
+        return f"job {job_id} is not harvested yet (zen harvest {job_id} first)"
+    if snap.tmux_session:
+        info = tmux.pane(snap.tmux_session)
+        if info is not None and not info.dead:
+            return f"job {job_id} still has a running agent; finish or cancel it first"
+    return None
 
 
 def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> list[dict[str, Any]]:
     """Remove worktrees of harvested jobs; never one holding work not on its review branch."""
-    from zen.adapters import git as g
-    from zen.orchestration.spawn import lane_of
-
     store = JobStore(home)
     if ref is not None:
-        _, job_id, _ = _job(home, ref)
-        ids = [job_id]
+        ids = [resolve_job(home, ref)]
     elif harvested:
         ids = store.ids()
     else:
@@ -308,27 +312,16 @@ def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> lis
     for job_id in ids:
         snap = store.snapshot(job_id)
         wt = Path(snap.worktree) if snap.worktree else None
-        if wt is None or not wt.exists():
+        why = f"job {job_id} has no worktree to remove" if wt is None or not wt.exists() else _cleanable(snap, tmux)
+        if why is not None:
             if ref is not None:
-                raise ZenError(f"job {job_id} has no worktree to remove")
+                raise ZenError(why)
             continue
-        if snap.state.live or snap.state is JobStatus.queued:
-            if ref is not None:
-                raise ZenError(f"job {job_id} is {snap.state.value}; finish or cancel it first")
-            continue
-        if not snap.review_branch:
-            if ref is not None:
-                raise ZenError(f"job {job_id} is not harvested yet (zen harvest {job_id} first)")
-            continue
+        assert wt is not None and snap.review_branch is not None
         if snap.tmux_session:
-            info = tmux.pane(snap.tmux_session)
-            if info is not None and not info.dead:
-                if ref is not None:
-                    raise ZenError(f"job {job_id} still has a running agent; finish or cancel it first")
-                continue
             tmux.kill_session(snap.tmux_session)
         try:
-            _, repo, _, _ = lane_of(cfg, store.task(job_id))
+            repo = JobContext.load(home, job_id, config=cfg, store=store).lane.repo
         except ZenError:
             repo = wt
         try:
@@ -337,7 +330,7 @@ def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> lis
             if ref is not None:
                 raise
             continue
-        store.append(job_id, E.WORKTREE_REMOVED, actor="human", path=str(wt))
+        store.append(job_id, E.WORKTREE_REMOVED, actor=Actor.HUMAN, path=str(wt))
         done.append({"job": job_id, "worktree": str(wt), "review_branch": snap.review_branch})
     return done
 
@@ -361,7 +354,8 @@ def pane_log(home: Home, job_id: str) -> Path:
 
 
 def screen(home: Home, ref: str) -> str:
-    _, job_id, snap = _job(home, ref)
+    job_id = resolve_job(home, ref)
+    snap = JobStore(home).snapshot(job_id)
     tmux = Tmux.for_home(home)
     info = tmux.pane(snap.tmux_session) if snap.tmux_session else None
     if info is None:
@@ -370,7 +364,8 @@ def screen(home: Home, ref: str) -> str:
 
 
 def attach_argv(home: Home, ref: str) -> list[str]:
-    _, job_id, snap = _job(home, ref)
+    job_id = resolve_job(home, ref)
+    snap = JobStore(home).snapshot(job_id)
     tmux = Tmux.for_home(home)
     if not snap.state.live or not snap.tmux_session or tmux.pane(snap.tmux_session) is None:
         raise ZenError(f"job {job_id} is {snap.state.value} and has no live tmux session to attach to")
@@ -380,12 +375,10 @@ def attach_argv(home: Home, ref: str) -> list[str]:
 def stop_all(home: Home, reason: str) -> list[str]:
     """Stop every live agent (TERM, grace, KILL) and harvest it; all at once, not one grace
     period after another. Returns the job ids stopped."""
-    from concurrent.futures import ThreadPoolExecutor
-
     store = JobStore(home)
     live = [s.job for s in store.snapshots() if s.state.live]
     if not live:
         return []
     with ThreadPoolExecutor(max_workers=min(16, len(live))) as pool:
-        list(pool.map(lambda j: stop_job(home, j, actor="human", reason=reason), live))
+        list(pool.map(lambda j: stop_job(home, j, actor=Actor.HUMAN, reason=reason), live))
     return live

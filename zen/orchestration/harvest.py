@@ -14,11 +14,12 @@ from typing import Any
 
 from zen.adapters import git as g
 from zen.coord.review import Predicted, at_harvest, review_lines
+from zen.core.events import Actor
 from zen.core.events import EventType as E
 from zen.errors import GitError, ZenError
+from zen.orchestration.context import JobContext
+from zen.orchestration.lanes import LaneGone
 from zen.store.atomic import atomic_write, flocked
-from zen.store.home import Home
-from zen.store.jobs import JobStore
 
 log = logging.getLogger(__name__)
 
@@ -29,37 +30,57 @@ def review_branch(job_id: str) -> str:
     return f"{REVIEW_PREFIX}{job_id}"
 
 
-def harvest(home: Home, job_id: str, *, make_branch: bool = True) -> dict[str, Any]:
+def harvest(ctx: JobContext, *, make_branch: bool = True,
+            events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Snapshot the job's worktree onto its review branch and write review.md.
 
     Returns what `harvest.done` records plus the report's details. With `make_branch=False`
     (autonomy level observe) review.md is written as a report and no branch is created.
+    `events`: the timeline when the caller just read it (an exited agent adds no more).
     Raises ZenError (after recording `harvest.failed`) when it cannot be done.
     """
-    store = JobStore(home)
-    with flocked(store.paths(job_id).harvest_lock):  # the supervisor and `zen harvest` may race
+    with flocked(ctx.paths.harvest_lock):  # the supervisor and `zen harvest` may race
         try:
-            result = _harvest(home, store, job_id, make_branch)
+            result = _harvest(ctx, make_branch, ctx.events() if events is None else events)
         except ZenError as exc:
-            store.append(job_id, E.HARVEST_FAILED, actor="harvest", reason=str(exc))
+            ctx.append(E.HARVEST_FAILED, actor=Actor.HARVEST, reason=str(exc))
             raise
         fields = {k: result[k] for k in ("branch", "commit", "files", "insertions", "deletions",
                                          "clean_merge")}
-        store.append(job_id, E.HARVEST_DONE, actor="harvest", **fields,
-                     head=result["head"], base_commit=result["base_commit"],
-                     snapshot=result["snapshot"], observe=not make_branch)
+        ctx.append(E.HARVEST_DONE, actor=Actor.HARVEST, **fields,
+                   head=result["head"], base_commit=result["base_commit"],
+                   snapshot=result["snapshot"], observe=not make_branch)
         return result
 
 
-def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dict[str, Any]:
-    snap = store.snapshot(job_id)
-    task = store.task(job_id)
+def _predicted(ctx: JobContext, commit: str, base_tip: str | None) -> list[Any]:
+    """Conflicts with the lane's other open work (zen.coord.review); never fails a harvest."""
+    try:
+        return at_harvest(ctx.home, ctx.job_id, commit, base_tip)
+    except Exception:
+        log.exception("could not predict conflicts of %s with other jobs", ctx.job_id)
+        return []
+
+
+def _lane_repo_and_base(ctx: JobContext) -> tuple[Path, str]:
+    """The lane's repository and the base ref the job started from (the task's, else the lane's)."""
+    try:
+        lane = ctx.lane
+    except LaneGone as exc:
+        raise ZenError(f"{exc}, so the job's base cannot be found") from None
+    return lane.repo, lane.base
+
+
+def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -> dict[str, Any]:
+    job_id = ctx.job_id
+    snap = ctx.snapshot()
+    task = ctx.task
     if not snap.worktree:
         raise ZenError(f"job {job_id} has no worktree yet, so there is nothing to harvest")
     worktree = Path(snap.worktree)
     if not worktree.is_dir():
         raise ZenError(f"the worktree of job {job_id} ({worktree}) is gone, so its files cannot be harvested")
-    repo, base_ref = _lane_repo_and_base(home, task)
+    repo, base_ref = _lane_repo_and_base(ctx)
     base_commit = snap.base_commit or g.rev(worktree, base_ref)
     if not base_commit:
         raise GitError(f"job {job_id} records no base commit and {base_ref!r} does not resolve")
@@ -79,7 +100,7 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
     conflicts: list[str] = []
     if base_tip is not None:
         clean, conflicts = g.merge_check(worktree, base_tip, shot.commit)
-    predicted = _predicted(home, job_id, shot.commit, base_tip)
+    predicted = _predicted(ctx, shot.commit, base_tip)
 
     result: dict[str, Any] = {
         "job": job_id,
@@ -100,35 +121,14 @@ def _harvest(home: Home, store: JobStore, job_id: str, make_branch: bool) -> dic
         "predicted_conflicts": [p.to_json() for p in predicted],
         "lane": task.lane or task.repo,
         "worktree": str(worktree),
-        "review": str(store.paths(job_id).review),
+        "review": str(ctx.paths.review),
         # act-and-report: every action beyond the worktree the guardian let through, for review
         "reported": [{"rule": e.get("rule"), "command": e.get("command") or e.get("file_path"), "ts": e.get("ts")}
-                     for e in store.events(job_id)
+                     for e in events
                      if e.get("type") == E.GUARD_ALLOWED and str(e.get("rule", "")).startswith("report.")],
     }
-    atomic_write(store.paths(job_id).review, render_review(result, task.name, task.prompt))
+    atomic_write(ctx.paths.review, render_review(result, task.name, task.prompt))
     return result
-
-
-def _predicted(home: Home, job_id: str, commit: str, base_tip: str | None) -> list[Any]:
-    """Conflicts with the lane's other open work (zen.coord.review); never fails a harvest."""
-    try:
-        return at_harvest(home, job_id, commit, base_tip)
-    except Exception:
-        log.exception("could not predict conflicts of %s with other jobs", job_id)
-        return []
-
-
-def _lane_repo_and_base(home: Home, task: Any) -> tuple[Path, str]:
-    """The lane's repository and the base ref the job started from (the task's, else the lane's)."""
-    if task.lane:
-        from zen.orchestration.lanes import get_lane
-        from zen.store.config import Config, lane_path
-
-        spec = get_lane(Config.load(home), task.lane)
-        return lane_path(spec), str(task.base or spec.get("base") or "HEAD")
-    repo = Path(str(task.repo)).expanduser()
-    return repo, str(task.base or "HEAD")
 
 
 def _message(job_id: str, name: str) -> str:

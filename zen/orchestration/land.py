@@ -19,8 +19,8 @@ from typing import Any
 from zen.adapters import git as g
 from zen.core.events import EventType as E
 from zen.errors import ZenError
+from zen.orchestration.lanes import resolve_lane
 from zen.orchestration.query import resolve_job
-from zen.orchestration.spawn import lane_of
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -46,7 +46,8 @@ def plan(home: Home, ref: str) -> dict[str, Any]:
         raise LandRefused(f"job {job_id} has no review branch to land (it is {snap.state.value}; "
                           f"zen harvest {job_id} makes one)")
     task = store.task(job_id)
-    lane, repo, base, _spec = lane_of(Config.load(home), task)
+    found = resolve_lane(Config.load(home), task)
+    lane, repo, base = found.name, found.repo, found.base
     base_ref = f"refs/heads/{base}"
     old = g.rev(repo, base_ref)
     if old is None:

@@ -1,0 +1,60 @@
+"""What a restarted supervisor does with each job it finds (DESIGN section 3, Restart). Pure.
+
+The timeline says what happened; tmux says whether the agent still runs:
+
+- `agent.spawned` with no `agent.exited` after it: the agent's pane lives -> WATCH it again;
+  it is gone or dead -> SETTLE (record its exit, with tmux's code if it kept one, and harvest);
+- `exited` with no harvest after the exit -> HARVEST;
+- `starting` (worktree.created, no agent.spawned): a spawn cut short -> RESUME it in place;
+- `queued` -> QUEUE; anything else -> NOTHING.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any
+
+from zen.core.events import EventType as E
+from zen.core.model import JobStatus
+
+Event = Mapping[str, Any]
+
+
+class Recover(StrEnum):
+    WATCH = "watch"
+    SETTLE = "settle"
+    HARVEST = "harvest"
+    RESUME = "resume"
+    QUEUE = "queue"
+    NOTHING = "nothing"
+
+
+def last_index(events: Sequence[Event], etype: str) -> int:
+    """Index of the last event of `etype`, or -1."""
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].get("type") == etype:
+            return i
+    return -1
+
+
+def running_spawn(events: Sequence[Event]) -> Event | None:
+    """The last `agent.spawned` when no `agent.exited` follows it: an agent that may still run."""
+    i = last_index(events, E.AGENT_SPAWNED)
+    if i < 0 or any(e.get("type") == E.AGENT_EXITED for e in events[i:]):
+        return None
+    return events[i]
+
+
+def decide(events: Sequence[Event], state: JobStatus, pane_alive: bool) -> Recover:
+    """The one thing to do for a job found on restart; `pane_alive`: its tmux pane exists and
+    is not dead (only asked about a job whose agent may still run)."""
+    if running_spawn(events) is not None:
+        return Recover.WATCH if pane_alive else Recover.SETTLE
+    if state is JobStatus.exited:
+        return Recover.HARVEST
+    if state is JobStatus.starting:
+        return Recover.RESUME
+    if state is JobStatus.queued:
+        return Recover.QUEUE
+    return Recover.NOTHING

@@ -1,0 +1,158 @@
+"""Starting queued jobs: the scheduler's plan applied, failed starts retried (DESIGN section 3).
+
+The plan is pure (zen.core.schedule: priority, age, dependencies, slots, backoff, the circuit
+breaker); this module gathers its facts, spawns what it says may start through an injected
+`Spawner` (zen.orchestration.spawn by default, a recorder in tests), and turns a failed start
+into `retry.scheduled` with exponential backoff while the task has retries left, else
+`job.failed` with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from zen.adapters.tmux import Tmux
+from zen.coord.service import lock_task_paths
+from zen.core import schedule as core_schedule
+from zen.core.clock import Clock
+from zen.core.events import EventType as E
+from zen.core.ids import iso
+from zen.core.model import JobStatus
+from zen.errors import ZenError
+from zen.orchestration import schedule, spawn
+from zen.orchestration.context import JobContext
+from zen.orchestration.spawn import Launched
+from zen.store.config import Config
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+log = logging.getLogger(__name__)
+
+Events = list[dict[str, Any]]
+
+
+class Spawner(Protocol):
+    """How a job's agent is started: zen.orchestration.spawn's `spawn` and `resume`."""
+
+    def spawn(self, ctx: JobContext, tmux: Tmux) -> Launched: ...
+
+    def resume(self, ctx: JobContext, tmux: Tmux) -> Launched: ...
+
+
+class _ModuleSpawner:
+    def spawn(self, ctx: JobContext, tmux: Tmux) -> Launched:
+        return spawn.spawn(ctx, tmux)
+
+    def resume(self, ctx: JobContext, tmux: Tmux) -> Launched:
+        return spawn.resume(ctx, tmux)
+
+
+SPAWN: Spawner = _ModuleSpawner()
+
+
+@dataclass(frozen=True)
+class Started:
+    job_id: str
+    launched: Launched
+
+
+class Starter:
+    def __init__(self, home: Home, store: JobStore, tmux: Tmux, clock: Clock, *,
+                 config: Callable[[], Config], spawner: Spawner = SPAWN,
+                 ended: Callable[[str, str], object] = lambda job_id, why: None) -> None:
+        self.home = home
+        self.store = store
+        self.tmux = tmux
+        self.clock = clock
+        self.config = config          # zen.yaml as it is now (lanes may be added while running)
+        self.spawner = spawner
+        self.ended = ended            # a job that will not run: its leases go (the coordinator)
+        self.queued: set[str] = set()
+
+    def start_due(self, *, running: int, stopping: Callable[[], bool]) -> list[Started]:
+        """Start what the plan says may start; fail jobs whose dependencies can never be met."""
+        if not self.queued:
+            return []
+        snaps = []
+        for job_id in sorted(self.queued):
+            snap = self.store.snapshot(job_id)
+            if snap.state is JobStatus.queued:
+                snaps.append(snap)
+            else:
+                self.queued.discard(job_id)  # cancelled (or otherwise moved on) while queued
+        if not snaps:
+            return []
+        cfg = self.config()
+        queued, deps, _ = schedule.facts(self.home, snaps)
+        automatic = {q.id for q in queued if q.automatic}
+        now = self.clock.time()
+        plan = core_schedule.plan(queued, deps, running=running,
+                                  max_concurrent=int(cfg.get("supervisor", "max_concurrent_tasks")),
+                                  breaker_until=schedule.breaker_until(self.home, cfg, now), now=now)
+        started: list[Started] = []
+        for d in plan:
+            if stopping():
+                break
+            if d.action == "fail":
+                self.queued.discard(d.job)
+                self.store.append(d.job, E.JOB_FAILED, reason=d.why)
+                self.store.snapshot(d.job)
+            elif d.action == "start":
+                if d.job in automatic and not schedule.try_automatic_start(self.home, cfg, self.clock.time()):
+                    log.warning("circuit breaker open: holding automatic job %s", d.job)
+                    continue
+                self.queued.discard(d.job)
+                if (launched := self.start(d.job)) is not None:
+                    started.append(Started(d.job, launched))
+        return started
+
+    def start(self, job_id: str, *, resume: bool = False) -> Launched | None:
+        """Spawn (or resume) one job; a failure is recorded (retry or job.failed) and gives None."""
+        try:
+            ctx = JobContext.load(self.home, job_id, config=self.config(), store=self.store, clock=self.clock)
+            lock_task_paths(self.home, job_id)  # the task's `paths:`, before the agent can write
+            return self.spawner.resume(ctx, self.tmux) if resume else self.spawner.spawn(ctx, self.tmux)
+        except ZenError as exc:
+            log.warning("job %s failed to start: %s", job_id, exc)
+            self.fail_start(job_id, str(exc))
+        except Exception as exc:
+            log.exception("job %s: unexpected error while starting", job_id)
+            self.fail_start(job_id, f"internal error while starting: {exc}")
+        return None
+
+    def fail_start(self, job_id: str, reason: str) -> None:
+        self.tmux.kill_session(spawn.session_name(job_id))
+        if not self.retry(job_id, reason):
+            self.store.append(job_id, E.JOB_FAILED, reason=reason)
+        self.store.snapshot(job_id)
+        self.ended(job_id, "start failed")
+
+    def retries_left(self, job_id: str, events: Events) -> bool:
+        try:
+            return self.store.task(job_id).max_retries > core_schedule.retries_done(events)
+        except ZenError:
+            return False
+
+    def retry(self, job_id: str, reason: str, events: Events | None = None) -> bool:
+        """Schedule another start with exponential backoff if the task has retries left."""
+        try:
+            task = self.store.task(job_id)
+        except ZenError:
+            return False
+        done = core_schedule.retries_done(self.store.events(job_id) if events is None else events)
+        if done >= task.max_retries:
+            return False
+        cfg = self.config()
+        delay = core_schedule.backoff_s(done + 1, base_s=cfg.seconds("retry", "backoff_base"),
+                                        factor=float(cfg.get("retry", "backoff_factor")),
+                                        cap_s=cfg.seconds("retry", "backoff_cap"))
+        at = iso(datetime.fromtimestamp(self.clock.time() + delay, UTC))
+        self.store.append(job_id, E.RETRY_SCHEDULED, attempt=done + 1, of=task.max_retries,
+                          delay_s=round(delay, 3), at=at, reason=reason)
+        self.queued.add(job_id)
+        log.info("job %s: retry %d of %d in %.1fs (%s)", job_id, done + 1, task.max_retries, delay, reason)
+        return True

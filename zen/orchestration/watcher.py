@@ -1,0 +1,237 @@
+"""Watching one live job: its turns, its timeout, its end (DESIGN section 3, Turn detection).
+
+    w = JobWatcher.start(job_id, snap, deps=..., settings=..., session=..., timeout_s=...)
+    ended = w.step(pane_info)      # None while the agent lives; Ended(last PaneInfo) once it ended
+
+One `step` is one look: it reads what others appended to the timeline since the last look
+(hooks, guard decisions, typed input, a cancel), then the pane (alive? its output and cursor;
+the screen only when that can matter) and records what changed: `turn.working` /
+`turn.waiting`, `job.timeout` and the TERM / KILL that follow, the first prompt typed into
+agents that take it as input. Everything it needs comes in through `WatchDeps` (the job store,
+the clock, the pane operations), so a test can drive it through a recorded history with a manual
+clock and a scripted pane, and a caller can step it whenever a file event says the timeline or
+the pane log moved (issue 21) as well as on a tick.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal as signals
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from zen.adapters import procs
+from zen.adapters.tmux import PaneInfo
+from zen.agents.base import AgentAdapter
+from zen.core.clock import Clock
+from zen.core.events import EventType as E
+from zen.core.ids import parse_iso
+from zen.core.model import JobSnapshot, JobStatus
+from zen.core.turns import WAITING, WORKING, TurnDetector
+from zen.store import events as ev_store
+from zen.store.jobs import JobStore
+
+# how long a dead pane may go without an exit status (tmux's or the wrapper's) before it is
+# settled anyway, with whatever is known
+SETTLE_WAIT_S = 2.0
+SCREEN_EVERY_S = 1.0
+METRICS_EVERY_S = 2.0                      # how often a live job's metrics.json is published
+
+
+class Panes(Protocol):
+    """What a watcher does to a pane (zen.adapters.tmux.Tmux does all of it)."""
+
+    def capture(self, target: str, *, history: bool = False) -> str: ...
+
+    def send_text(self, target: str, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    idle_after_s: float
+    grace_s: float
+    screen_every_s: float = SCREEN_EVERY_S
+    settle_wait_s: float = SETTLE_WAIT_S
+    metrics_every_s: float = METRICS_EVERY_S
+
+
+@dataclass(frozen=True)
+class WatchDeps:
+    store: JobStore
+    clock: Clock
+    panes: Panes
+    signal: Callable[[PaneInfo, int], object]     # zen.adapters.tmux.signal_pane
+    turn_ended: Callable[[str], object] = lambda job_id: None   # the coordinator compares changes then
+    publish: Callable[[str], object] = lambda job_id: None      # the observatory's metrics.json
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The agent is gone: the last look at its pane (None when the session itself is gone)."""
+
+    info: PaneInfo | None
+
+
+def det_size(det: TurnDetector) -> int | None:
+    """The pane-log size in the detector's last fingerprint (None before the first look)."""
+    fp = det.fingerprint
+    return fp[0] if isinstance(fp, tuple) and fp else None
+
+
+class JobWatcher:
+    def __init__(self, job_id: str, session: str, *, deps: WatchDeps, settings: WatchSettings,
+                 detector: TurnDetector, offset: int, adapter: AgentAdapter | None = None,
+                 deadline: float | None = None, cancelled: bool = False, paused: bool = False) -> None:
+        self.job_id = job_id
+        self.session = session
+        self.deps = deps
+        self.settings = settings
+        self.detector = detector
+        self.offset = offset                       # bytes of the timeline already read
+        self.adapter = adapter
+        self.deadline = deadline                   # wall-clock time the task's timeout expires
+        self.cancelled = cancelled                 # someone else ended it: stop the agent
+        self.paused = paused                       # zen pause: no turns, no timeout until zen resume
+        self.kill_at: float | None = None          # after a TERM: when to KILL
+        self.last_screen = float("-inf")
+        self.screen_reason: str | None = None
+        self.dead_since: float | None = None
+        self.initial_input: str | None = None      # typed once the agent first waits (LaunchSpec)
+        self.metrics_at = float("-inf")            # when metrics.json was last published
+        self.log_path: Path = deps.store.paths(job_id).pane_log
+
+    @classmethod
+    def start(cls, job_id: str, snap: JobSnapshot, *, deps: WatchDeps, settings: WatchSettings,
+              session: str, timeout_s: float | None, adapter: AgentAdapter | None = None) -> JobWatcher:
+        """A watcher for a job as its timeline stands (a fresh spawn, or one found on restart)."""
+        now = deps.clock.monotonic()
+        state = WAITING if snap.state is JobStatus.waiting else WORKING
+        det = TurnDetector(idle_after_s=settings.idle_after_s, now=now, state=state,
+                           reason=snap.reason if state == WAITING else None)
+        _, offset = ev_store.read_from(deps.store.events_path(job_id), 0)
+        deadline = None
+        if timeout_s is not None and snap.started_at:  # time spent paused does not count against it
+            with contextlib.suppress(ValueError):
+                deadline = parse_iso(snap.started_at).timestamp() + timeout_s + snap.paused_s
+        return cls(job_id, snap.tmux_session or session, deps=deps, settings=settings, detector=det,
+                   offset=offset, adapter=adapter, deadline=deadline,
+                   cancelled=snap.state in (JobStatus.cancelled, JobStatus.failed),
+                   paused=snap.state is JobStatus.paused)
+
+    # -- one look -----------------------------------------------------------------------------------
+    def step(self, info: PaneInfo | None) -> Ended | None:
+        """Look once. None while the agent lives (or its end is not told yet); Ended once it
+        ended, for the caller to settle."""
+        now = self.deps.clock.monotonic()
+        self.read_timeline(now)
+        if info is not None and info.dead and not info.settled:
+            self.dead_since = self.dead_since or now
+            if now - self.dead_since < self.settings.settle_wait_s and not self.deps.store.paths(
+                    self.job_id).exit_file.exists():
+                return None  # neither tmux nor the wrapper has told the exit status yet
+        if info is None or info.dead:
+            return Ended(info)
+        if self.paused and not self.cancelled:
+            return None  # stopped by zen pause: it makes no turns and its timeout clock stands still
+        if not self.stop_if_due(info, now):
+            self.watch_turn(info, now)
+        return None
+
+    def read_timeline(self, now: float) -> None:
+        """What hooks, the guardian and commands appended since the last look."""
+        store = self.deps.store
+        new, self.offset = ev_store.read_from(store.events_path(self.job_id), self.offset)
+        det = self.detector
+        for ev in new:
+            etype = ev.get("type")
+            if etype in (E.TURN_WAITING, E.TURN_WORKING) and ev.get("actor") == "hook":
+                det.hook(now, WAITING if etype == E.TURN_WAITING else WORKING, ev.get("reason"))
+            elif etype in (E.GUARD_ALLOWED, E.GUARD_DENIED) and det.state == WAITING:
+                # the agent is calling tools: it works, whatever the last hook said (e.g. a
+                # permission prompt answered in `zen attach`)
+                det.input(now)
+            elif etype == E.INPUT_SENT:
+                det.input(now)
+            elif etype in (E.JOB_PAUSED, E.JOB_RESUMED):
+                self.paused = etype == E.JOB_PAUSED
+                det.last_activity = now  # silence while stopped is not a turn's end
+                if not self.paused and self.deadline is not None:
+                    self.deadline += float(ev.get("paused_s") or 0.0)
+            elif etype in (E.JOB_CANCELLED, E.JOB_FAILED, E.AGENT_EXITED):
+                # someone else (zen cancel / finish, the kill switch) ended it or recorded the end
+                self.cancelled = True
+        if new:
+            store.snapshot(self.job_id)
+            if any(ev.get("type") == E.TURN_WAITING for ev in new):
+                self.deps.turn_ended(self.job_id)
+            if now - self.metrics_at >= self.settings.metrics_every_s:
+                self.metrics_at = now
+                self.deps.publish(self.job_id)
+
+    def stop_if_due(self, info: PaneInfo, now: float) -> bool:
+        """TERM on a cancel or the timeout, KILL a grace period later. True while stopping."""
+        wall = self.deps.clock.time()
+        if self.kill_at is None and (self.cancelled or (self.deadline is not None and wall >= self.deadline)):
+            if not self.cancelled:
+                self.deps.store.append(self.job_id, E.JOB_TIMEOUT,
+                                       after_s=round(wall - (self.deadline or wall), 1))
+            self.deps.signal(info, signals.SIGTERM)
+            if self.paused and info.pid:
+                procs.continue_below(info.pid)  # a stopped agent gets its TERM only once continued
+            self.kill_at = now + self.settings.grace_s
+            return True
+        if self.kill_at is not None:
+            if now >= self.kill_at:
+                self.deps.signal(info, signals.SIGKILL)
+                self.kill_at = now + self.settings.grace_s
+            return True
+        return False
+
+    def _log_stat(self, now: float) -> tuple[int, float | None]:
+        try:
+            st = self.log_path.stat()
+        except OSError:
+            return -1, None
+        return st.st_size, now - max(0.0, self.deps.clock.time() - st.st_mtime)
+
+    def watch_turn(self, info: PaneInfo, now: float) -> None:
+        """Output activity (the pane log, the cursor) and the screen: working or waiting."""
+        size, written_at = self._log_stat(now)
+        fingerprint = (size, info.cursor)
+        det = self.detector
+        quiet = fingerprint == det.fingerprint
+        # read the screen only when it can matter: about to call the turn waiting, or already waiting
+        due = now - self.last_screen >= min(self.settings.screen_every_s, self.settings.idle_after_s)
+        idle = det.state == WAITING or now - det.last_activity >= self.settings.idle_after_s
+        if quiet and self.adapter is not None and due and idle:
+            self.last_screen = now
+            with contextlib.suppress(Exception):
+                self.screen_reason = self.adapter.classify_screen(self.deps.panes.capture(info.pane_id))
+        if not quiet:
+            self.screen_reason = None
+        tr = det.observe(now, fingerprint, self.screen_reason if quiet else None,
+                         activity_at=written_at if size != det_size(det) else None)
+        if self.initial_input is not None and det.state == WAITING:
+            # the agent's first prompt goes in as typed input (aider cannot take it otherwise)
+            text, self.initial_input = self.initial_input, None
+            self.deps.panes.send_text(info.pane_id, text)
+            self.deps.store.append(self.job_id, E.INPUT_SENT, text=text[:2000], chars=len(text), initial=True)
+            det.input(now)
+            if tr is not None and tr.state == WAITING:
+                tr = None  # never recorded: it was waiting for exactly this input
+                det.recorded(WORKING)
+        if tr is not None:
+            fields: dict[str, Any] = {"by": "activity"}
+            if tr.state == WAITING:
+                fields["reason"] = tr.reason
+            # our own events come back through the tail as actor "supervisor" and are skipped there
+            self.deps.store.append(self.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING,
+                                   **fields)
+            self.deps.store.snapshot(self.job_id)
+            if tr.state == WAITING:
+                self.deps.turn_ended(self.job_id)
+
+    def idle_due_in(self, now: float) -> float | None:
+        return self.detector.idle_due_in(now)
