@@ -6,23 +6,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from zen.adapters import git_probe as git
 from zen.core.ids import iso, make_job_id, name_from_prompt, utcnow
 from zen.core.model import JobStatus, Task
 from zen.core.refs import resolve
+from zen.core.schedule import find_cycle
 from zen.errors import InvalidTask, ZenError
 from zen.orchestration.lanes import get_lane
-from zen.orchestration.query import job_names, queued_count
+from zen.orchestration.query import job_names, pending_tasks, queued_count
 from zen.store import spool
 from zen.store.config import Config
 from zen.store.home import Home
-from zen.store.jobs import describe_validation, dump_task, load_task_text, task_mapping
+from zen.store.jobs import JobStore, describe_validation, dump_task, load_task_text, task_mapping
 
 
 def build_task(home: Home, cfg: Config, fields: dict[str, Any]) -> Task:
     """A complete, validated Task from user-given fields (None = not given)."""
-    from pydantic import ValidationError
-
     f = {k: v for k, v in fields.items() if v is not None and v != []}
     prompt = f.get("prompt")
     if prompt is None or not str(prompt).strip():
@@ -96,10 +97,6 @@ def resolve_dependencies(home: Home, refs: list[str], own_name: str, own_id: str
 
 def _refuse_cycles(home: Home, own_id: str, deps: list[str]) -> None:
     """A task file may carry its own id; make sure no chain of dependencies leads back to it."""
-    from zen.core.schedule import find_cycle
-    from zen.orchestration.query import pending_tasks
-    from zen.store.jobs import JobStore
-
     graph: dict[str, list[str]] = {own_id: deps}
     store = JobStore(home)
     for job_id in store.ids():

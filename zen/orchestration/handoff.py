@@ -14,6 +14,7 @@ from pathlib import Path
 from zen.adapters import git
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
+from zen.orchestration.incidents import warnings_for
 from zen.store.home import Home
 
 LEVEL_MEANING = {
@@ -113,8 +114,6 @@ def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, br
 
 
 def _incident_warnings(home: Home, lane: str, domain: str | None, files: list[str]) -> list[tuple[str, str, list[str]]]:
-    from zen.orchestration.incidents import warnings_for
-
     out = []
     for inc in warnings_for(home, lane, domain, files):
         texts = list(inc.controls.handoff_warnings) or [inc.prevention.strip().splitlines()[0]]

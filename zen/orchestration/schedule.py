@@ -10,6 +10,7 @@ from typing import Any
 from zen.core import schedule as core
 from zen.core.ids import parse_iso
 from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
+from zen.store import spool
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
 from zen.store.home import Home
@@ -51,8 +52,6 @@ def facts(home: Home, snaps: list[JobSnapshot] | None = None) -> tuple[list[core
 def dep_states(home: Home, queued: list[core.Queued], known: dict[str, JobSnapshot]) -> dict[str, core.DepState]:
     """The state of every job the queued ones depend on: from `known` snapshots, else the job
     record, else `queued` while the task still waits in the spool (absent = does not exist)."""
-    from zen.store import spool
-
     store = JobStore(home)
     out: dict[str, core.DepState] = {}
     for q in queued:

@@ -142,9 +142,8 @@ def _main(argv: list[str]) -> int:
     if event in ("Stop", "SessionEnd") and payload.get("transcript_path"):
         # token usage since the last usage event, read from Claude Code's transcript (after the
         # turn event, so turn.waiting is never held up by it)
-        from zen.observe import (
-            record as usage,  # only after a turn with a transcript: keeps other calls lean
-        )
+        # only after a turn with a transcript: every other hook call stays lean
+        from zen.observe import record as usage
 
         transcript = str(payload["transcript_path"])
         last = payload.get("last_assistant_message") if event == "Stop" else None

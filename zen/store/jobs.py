@@ -8,22 +8,30 @@ serialises the refreshes so an older snapshot never replaces a newer one.
 from __future__ import annotations
 
 import json
+from io import StringIO
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from zen.core import states
 from zen.core.events import EventType
 from zen.core.model import JobSnapshot, Task
-from zen.errors import NotFound
+from zen.errors import InvalidTask, NotFound
 from zen.store import events as ev_store
 from zen.store.atomic import atomic_write, create_exclusive, flocked
 from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
 
 
-def dump_task(task: Task) -> str:
-    from io import StringIO
-
+def _yaml() -> Any:
+    # ruamel costs 30 ms: `zen status` over many jobs reads state.json only and must not pay it
     from ruamel.yaml import YAML
+
+    return YAML
+
+
+def dump_task(task: Task) -> str:
+    YAML = _yaml()
 
     y = YAML()
     y.default_flow_style = False
@@ -38,12 +46,8 @@ def dump_task(task: Task) -> str:
 
 def task_mapping(text: str, source: str) -> dict[str, Any]:
     """The YAML mapping of a task file, or InvalidTask with one sentence naming `source`."""
-    from ruamel.yaml import YAML
-
-    from zen.errors import InvalidTask
-
     try:
-        data = YAML(typ="safe").load(text)
+        data = _yaml()(typ="safe").load(text)
     except Exception as exc:
         raise InvalidTask(f"{source} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
@@ -52,10 +56,6 @@ def task_mapping(text: str, source: str) -> dict[str, Any]:
 
 
 def load_task_text(text: str, source: str) -> Task:
-    from pydantic import ValidationError
-
-    from zen.errors import InvalidTask
-
     data = task_mapping(text, source)
     try:
         return Task.model_validate(data)
