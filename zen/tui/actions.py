@@ -10,7 +10,7 @@ from pathlib import Path
 
 from zen.adapters import git as g
 from zen.errors import ZenError
-from zen.orchestration.spawn import lane_of
+from zen.orchestration.lanes import resolve_lane
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -26,7 +26,7 @@ def review_diff(home: Home, v: JobView) -> tuple[str, str]:
     repo: Path | None = Path(v.worktree) if v.worktree and Path(v.worktree).exists() else None
     if repo is None:
         try:
-            _, repo, _, _ = lane_of(Config.load(home), JobStore(home).task(v.job))
+            repo = resolve_lane(Config.load(home), JobStore(home).task(v.job)).repo
         except ZenError as exc:
             raise ZenError(f"cannot find the repository of job {v.name}: {exc}") from None
     files, ins, dels, stat = g.diff_numbers(repo, v.base_commit, v.review_branch)
