@@ -25,8 +25,10 @@ args = sys.argv[1:]
 data = json.loads(sys.stdin.read() or "{{}}")
 log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hooklog")
 os.makedirs(log, exist_ok=True)
-with open(os.path.join(log, "%020d-%d.json" % (time.time_ns(), os.getpid())), "w") as f:
+name = os.path.join(log, "%020d-%d.json" % (time.time_ns(), os.getpid()))
+with open(name + ".tmp", "w") as f:  # renamed when complete: the test reads while hooks write
     json.dump({{"argv": args, "payload": data, "env_job": os.environ.get("ZEN_JOB_ID")}}, f)
+os.replace(name + ".tmp", name)
 if args[:2] == ["guard", "hook"]:
     cmd = (data.get("tool_input") or {{}}).get("command", "")
     path = (data.get("tool_input") or {{}}).get("file_path", "")
@@ -77,7 +79,7 @@ class Sim:
         d = self.job_dir / "hooklog"
         if not d.exists():
             return []
-        return [json.loads(f.read_text()) for f in sorted(d.iterdir())]
+        return [json.loads(f.read_text()) for f in sorted(d.iterdir()) if f.suffix == ".json"]
 
     def events(self) -> list[str]:
         out = []
