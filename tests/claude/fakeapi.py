@@ -14,6 +14,10 @@ before zen creates it.
 
 Requests without tools (side requests such as a title) get a short text and do not move the script.
 
+A step may fail first: `failing(step, status=529, times=1)` answers the first `times` requests that
+reach it with that HTTP error (an Anthropic error body), then with the step itself, as an
+overloaded API does before a retry goes through.
+
 Every request is recorded (path, headers, parsed body, the step answered) for the test to assert on.
 """
 
@@ -38,6 +42,8 @@ class Step:
     input: dict[str, Any] = field(default_factory=dict)
     text: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    fail_status: int = 0           # answer the first `fail_times` requests with this HTTP error
+    fail_times: int = 0
 
 
 DEFAULT_USAGE = {"input_tokens": 120, "output_tokens": 30,
@@ -56,6 +62,16 @@ def text(words: str, usage: dict[str, int] | None = None) -> Step:
     return Step("text", text=words, usage=dict(usage or DEFAULT_USAGE))
 
 
+def failing(step: Step, status: int = 529, times: int = 1) -> Step:
+    """`step`, answered with HTTP `status` the first `times` times it is asked for."""
+    step.fail_status, step.fail_times = status, times
+    return step
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 429: "rate_limit_error", 500: "api_error",
+                529: "overloaded_error"}
+
+
 @dataclass
 class Request:
     method: str
@@ -63,6 +79,7 @@ class Request:
     headers: dict[str, str]
     body: Any
     step: int | None = None        # index of the script step answered, None = not a script step
+    status: int = 200              # the HTTP status answered
     at: float = field(default_factory=time.time)   # when it arrived (epoch seconds)
 
     @property
@@ -127,6 +144,7 @@ class FakeAPI:
     def __init__(self, script: list[Step] | None = None) -> None:
         self.script: list[Step] = list(script or [])
         self.requests: list[Request] = []
+        self.failed: dict[int, int] = {}     # script step -> errors answered for it so far
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -176,6 +194,10 @@ class FakeAPI:
                 if b.get("tool_use_id") == tool_id:
                     return {**b, "text": _result_text(b)}
         return None
+
+    def errors(self) -> list[Request]:
+        """The message requests answered with a scripted HTTP error."""
+        return [r for r in self.message_requests() if r.status != 200]
 
     def tool_use_id(self, step: int) -> str:
         return f"toolu_zen{step:04d}"
@@ -296,6 +318,18 @@ class FakeAPI:
                                                                 "message": "body is not JSON"}})
                     return
                 step_no, step = api._choose(body)
+                if step_no is not None and step.fail_times:
+                    with api.lock:
+                        fail = api.failed.get(step_no, 0) < step.fail_times
+                        if fail:
+                            api.failed[step_no] = api.failed.get(step_no, 0) + 1
+                    if fail:
+                        api._record(Request("POST", self.path, dict(self.headers), body, step_no,
+                                            status=step.fail_status))
+                        kind = _ERROR_TYPES.get(step.fail_status, "api_error")
+                        self._json(step.fail_status, {"type": "error", "error": {
+                            "type": kind, "message": f"scripted {kind} for step {step_no}"}})
+                        return
                 api._record(Request("POST", self.path, dict(self.headers), body, step_no))
                 events = api._events(body, step_no, step)
                 if not body.get("stream"):

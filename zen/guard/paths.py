@@ -22,8 +22,9 @@ _GLOB = re.compile(r"[*?\[]")
 # Files in the zen home the guardian depends on: never written, deleted, moved or chmod-ed.
 HOME_PROTECTED = (layout.POLICY, layout.CONTROL, layout.APPROVALS, layout.EVIDENCE, layout.INCIDENTS,
                   layout.CONFIG, layout.LOGS, layout.SPOOL, layout.JOBS, layout.COORD)
-# read by no agent either: zen serve's bearer token is a human's key to every zen command
-HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}",)
+# read by no agent either: zen serve's bearer token is a human's key to every zen command; the
+# telemetry secret would let an agent report (and so spend against limits) as any other job
+HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}", f"{layout.CONTROL}/{layout.OTLP_SECRET}")
 _SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
 _JOB_SETTINGS_RE = re.compile(r"^jobs/[^/]+/claude-settings\.json$")
 SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")

@@ -55,29 +55,36 @@ class Ingest:
         self.seen[job] = got
         return got
 
-    def payload(self, data: Any) -> Ingested:
-        """Record a decoded OTLP logs payload; what was appended, skipped and ignored."""
+    def payload(self, data: Any, job: str | None = None) -> Ingested:
+        """Record a decoded OTLP logs payload; what was appended, skipped and ignored.
+
+        `job`: the job the sender is (the receiver's token says): its records may leave out
+        `zen.job`, and a record naming any other job is ignored."""
         out = Ingested()
         prices = self.prices()
         per_job: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         fresh: set[tuple[str, str]] = set()
         for rec in otlp.records(data):
-            seen = self._seen(rec.job) if rec.job else None
+            owner = rec.job or job or ""
+            if job is not None and owner != job:
+                out.ignored += 1
+                continue
+            seen = self._seen(owner) if owner else None
             found = otlp.to_event(rec, prices) if seen is not None else None
             if found is None or seen is None:
                 out.ignored += 1
                 continue
             key = str(found[1]["otel"])
-            batch = per_job.setdefault(rec.job, [])
-            if key in seen or (rec.job, key) in fresh:
+            batch = per_job.setdefault(owner, [])
+            if key in seen or (owner, key) in fresh:
                 out.duplicates += 1
                 continue
-            fresh.add((rec.job, key))
+            fresh.add((owner, key))
             batch.append(found)
-        for job, items in per_job.items():
+        for to, items in per_job.items():
             if items:
-                append_many(self.home.job(job).dir, job, [(t, Actor.TELEMETRY, f) for t, f in items])
-                self.seen[job].update(str(f["otel"]) for _, f in items)
+                append_many(self.home.job(to).dir, to, [(t, Actor.TELEMETRY, f) for t, f in items])
+                self.seen[to].update(str(f["otel"]) for _, f in items)
                 out.accepted += len(items)
         self.total.add(out)
         return out

@@ -305,7 +305,7 @@ def reconciliation(fold: JobFold) -> dict[str, Any] | None:
     otel, files = b["otel"], b["files"]
     if not otel.get(CALLS) or not files.get(CALLS):
         return None
-    keys = (CALLS, *TOKEN_FIELDS[:4])
+    keys = (CALLS, *TOKEN_FIELDS)        # the 1-hour part of the cache writes too
     sides: dict[str, dict[str, Any]] = {}
     for name, side in (("otel", otel), ("transcript_or_rollout", files)):
         sides[name] = {k: int(side.get(k) or 0) for k in keys}

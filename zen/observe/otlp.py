@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from zen.core.events import EventType
 from zen.observe import prices as price_table
-from zen.observe.tokens import Tokens, count
+from zen.observe.tokens import Tokens, anthropic_usage, count
 
 JOB_ATTR, LANE_ATTR = "zen.job", "zen.lane"
 
@@ -152,11 +152,15 @@ def _flag(value: Any) -> bool:
 
 
 def claude_tokens(a: Mapping[str, Any]) -> Tokens:
-    """Tokens of a claude_code.api_request (cache writes all at 5 m unless a split is given)."""
-    write = count(a.get("cache_creation_tokens"))
-    one_hour = min(write, count(a.get("cache_creation_1h_tokens") or a.get("cache_creation_tokens_1h")))
-    return Tokens(count(a.get("input_tokens")), count(a.get("output_tokens")),
-                  count(a.get("cache_read_tokens")), write - one_hour, one_hour)
+    """Tokens of a claude_code.api_request. Claude Code 2.1 reports the cache writes' sum
+    (`cache_creation_tokens`) and its split (`cache_creation_5m_tokens`, `..._1h_tokens`): read
+    by the transcript's rule (tokens.anthropic_usage), so both sources agree exactly."""
+    return anthropic_usage({
+        "input_tokens": a.get("input_tokens"), "output_tokens": a.get("output_tokens"),
+        "cache_read_input_tokens": a.get("cache_read_tokens"),
+        "cache_creation_input_tokens": a.get("cache_creation_tokens"),
+        "cache_creation": {"ephemeral_5m_input_tokens": a.get("cache_creation_5m_tokens"),
+                           "ephemeral_1h_input_tokens": a.get("cache_creation_1h_tokens")}})
 
 
 def codex_tokens(a: Mapping[str, Any]) -> Tokens:

@@ -25,6 +25,7 @@ from zen.agents.common import settings_env
 from zen.agents.settings import hook_settings
 from zen.core.events import EventType as E
 from zen.errors import ZenError
+from zen.observe import telemetry
 from zen.orchestration import handoff, preflight
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
@@ -205,10 +206,15 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
         p = Path(path) if Path(path).is_absolute() else worktree / path
         p.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(p, content, durable=False)
+    env = {**prepared.env, **spec.env}
+    # the agent's OpenTelemetry to this supervisor's receiver, tagged with the job (DESIGN 8)
+    env.update(telemetry.job_env(ctx.home.control, paths.dir, ctx.job_id, ctx.agent,
+                                 ctx.task.lane or Path(str(ctx.task.repo or "")).name, env,
+                                 ctx.config.section("observatory")))
     session = session_name(ctx.job_id)
     # start_pane replaces a session of this name (a launch cut short by a crash is redone in
     # place) and removes an exit file left by an earlier attempt
-    info = tmux.start_pane(session, worktree, list(spec.argv), {**prepared.env, **spec.env}, paths.pane_log,
+    info = tmux.start_pane(session, worktree, list(spec.argv), env, paths.pane_log,
                            exit_path=paths.exit_file)
     ctx.append(E.AGENT_SPAWNED, session=session, target=info.pane_id, pid=info.pid, argv=list(spec.argv),
                socket=tmux.socket)

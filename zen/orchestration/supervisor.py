@@ -41,6 +41,7 @@ from zen.core.events import timestamp
 from zen.core.model import CONTROL_VERSION, JobSnapshot
 from zen.errors import ZenError
 from zen.guard.server import Resident
+from zen.observe import receiver
 from zen.observe import snapshot as metrics
 from zen.orchestration import control, spawn
 from zen.orchestration.context import JobContext
@@ -120,6 +121,7 @@ class Supervisor:
         # the resident guardian (zen guard serve): agents' hooks ask it instead of loading the
         # guardian for every call, and decide alone whenever it is not there
         self.guard = Resident(str(home.root))
+        self.otlp: receiver.Receiver | None = None
 
     @property
     def queued(self) -> set[str]:
@@ -139,6 +141,8 @@ class Supervisor:
         try:
             self.tmux.ensure_conf()
             self.watch.start()
+            # agents' OpenTelemetry (before recovery: a resumed spawn is pointed at it)
+            self.otlp = receiver.for_supervisor(self.home, self.cfg.section("observatory"), once=self.once)
             if self.notifier is not None:
                 self.notifier.start()
             self.recover()
@@ -162,6 +166,8 @@ class Supervisor:
         return 0
 
     def _shut_down(self, handlers: dict[signal.Signals, Any]) -> None:
+        if self.otlp is not None:
+            self.otlp.stop()
         self.guard.stop()
         self.watch.stop()
         if self.notifier is not None:

@@ -60,9 +60,14 @@ gc:
   older_than: 7d
 
 # The observatory (zen metrics): how long zen gc keeps each job's minute-by-minute detail
-# (latency samples, per-minute counts); per-job totals are kept for good.
+# (latency samples, per-minute counts); per-job totals are kept for good. With telemetry on, the
+# supervisor receives its Claude Code jobs' OpenTelemetry logs on 127.0.0.1 (control/otlp.json
+# says where): every API call, error and tool result, as it happens. Your own OTEL_* metrics
+# settings are left alone, and logs you export over OTLP http/json are forwarded to you.
 observatory:
   history_retention: 7d
+  telemetry: true           # false: no receiver; usage comes from transcripts and rollouts
+  export_interval: 1s       # how often an agent sends what it has (OTEL_LOGS_EXPORT_INTERVAL)
 
 # Notices when a job needs you (a question, an approval, a dialog, a limit reached) or ends on its
 # own, sent by the supervisor once per wait, whether or not `zen watch` runs (each is recorded in
@@ -132,7 +137,7 @@ _DEFAULTS: dict[str, Any] = {
     "retry": {"max_retries": 0, "backoff_base": "5s", "backoff_factor": 2, "backoff_cap": "5m"},
     "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m"},
     "gc": {"older_than": "7d"},
-    "observatory": {"history_retention": "7d"},
+    "observatory": {"history_retention": "7d", "telemetry": True, "export_interval": "1s"},
     "notify": {"desktop": True, "command": "", "reasons": ["question", "approval", "dialog", "limit", "idle"],
                "ended": True},
     "coordinator": {

@@ -44,6 +44,8 @@ CONFIG_LOCK = "config.lock"
 API_TOKEN = "api-token"                       # zen serve's bearer token (DESIGN 11; not written yet)
 GUARD_SOCKET = "guard.sock"                   # the resident guardian's socket (zen guard serve)
 GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident guardian
+OTLP_RECEIVER = "otlp.json"                   # where the supervisor's OTLP receiver listens (DESIGN 8)
+OTLP_SECRET = "otlp-secret"                   # signs each job's telemetry token (no agent reads it)
 
 # coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
 COORD_LEASES = "leases"
