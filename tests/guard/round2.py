@@ -103,6 +103,8 @@ ZEN: list[Case] = [
     ("rm /z/home/control/KILL", D, "self.protect", "lifting the kill switch by hand"),
     ("echo t > /z/home/control/api-token", D, "self.protect", "the API token"),
     ("cat /z/home/control/api-token", D, "creds.read", "reading the API token"),
+    ("cat /z/home/control/otlp-secret", D, "creds.read", "reading the telemetry secret"),
+    ("cat /z/home/control/otlp.json", A, None, "where the OTLP receiver listens is no secret"),
     ("curl -H \"Authorization: Bearer $(cat /z/home/control/api-token)\" http://127.0.0.1:7777/api/approve",
      D, "creds.read", "the token into a request"),
     ("cp -r /z/home/control ./c", D, "creds.read", "copying control/ reads the token"),
