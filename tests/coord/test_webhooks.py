@@ -119,7 +119,8 @@ def test_a_dead_receivers_events_land_in_the_dead_letter_folder_with_the_reason(
                         message="a dead letter")
     assert item["event"] == "denied" and item["attempts"] == 3 and item["payload"]["job"] == job
     assert "gave up after 3 attempts" in item["reason"] and "Connect" in item["reason"]
-    [line] = _control(zh, "webhook.dead")
+    # the dead letter is filed first, then the control line: wait for it too (it raced under load)
+    [line] = wait_until(lambda: _control(zh, "webhook.dead"), timeout=10, message="the webhook.dead line")
     assert line["id"] == item["id"] and line["reason"] == item["reason"]
     # a receiver that refuses (404) is dead at once: retrying cannot help
     receiver.status = 404
