@@ -92,7 +92,7 @@ def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
     zen("dispatch", "x", "--name", "rebuild")
     [job_id] = claim_all(home)
     store = JobStore(Home(home))
-    store.append(job_id, "worktree.created", path="/w", branch=f"zen/{job_id}")
+    store.append(job_id, "worktree.created", path="/w", branch=f"zen/{job_id}", base_commit="abc")
     store.append(job_id, "agent.spawned", session="s", target="%1")
     store.append(job_id, "turn.waiting", reason="question")
     store.snapshot(job_id)
@@ -101,7 +101,9 @@ def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
     r = zen("doctor", "--rebuild", "--json")
     assert r.returncode == 0, r.stderr
     [report] = json.loads(r.stdout)
-    assert report == {"job": job_id, "events": 5, "gap_free": True, "state": "waiting", "rebuilt": True}
+    problems = report.pop("problems")
+    assert report == {"job": job_id, "events": 5, "gap_free": True, "state": "waiting", "rebuilt": True, "ok": True}
+    assert [(p["line"], p["fault"]) for p in problems] == [(None, False)]  # the unreadable state.json, rebuilt
     state = json.loads(state_file.read_text())
     assert state["state"] == "waiting" and state["reason"] == "question" and state["branch"] == f"zen/{job_id}"
     # a stale snapshot (events appended behind its back, e.g. by a hook) is caught up on read

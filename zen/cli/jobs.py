@@ -12,11 +12,10 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.cli.render import headline, ms
+from zen.orchestration.doctor import JobCheck, check_jobs
 from zen.orchestration.query import (
-    JobCheck,
     JobDetail,
     Timeline,
-    check_jobs,
     follow,
     job_detail,
     resolve_job,
@@ -93,22 +92,29 @@ def log(
 
 def _checked(report: list[JobCheck]) -> Iterator[render.Out]:
     for r in report:
-        mark = "ok" if r.gap_free else "SEQ GAP"
+        faults = sum(1 for p in r.problems if p.fault)
+        mark = "ok" if r.ok else (f"{faults} problem" + ("s" if faults != 1 else "") if faults else "SEQ GAP")
         yield f"{r.job}  {r.events} events  {mark}  {r.state}" + ("  (rebuilt)" if r.rebuilt else "")
+        for p in r.problems:
+            where = f"line {p.line}" if p.line is not None else "record"
+            yield render.clean(f"  {where}: {p.problem}" + ("" if p.fault else " (note)"))
     if not report:
         yield "no jobs"
 
 
 def doctor(
     job: str = typer.Argument(None, help="Only this job (default: all)."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild state.json and metrics.json from events.jsonl."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild state.json and metrics.json from events.jsonl "
+                                 "(a bad line is skipped and reported, never fatal)."),
     json_out: bool = JSON,
 ) -> int:
-    """Verify every job's timeline (seq gap-free) and, with --rebuild, rebuild state.json and
-    metrics.json from it."""
+    """Check every job's record: each timeline line against the event catalogue (known type,
+    fields of the right kinds, this job's, seq gap-free) and state.json against the timeline,
+    each problem with its line number; exit 1 when any is found. With --rebuild, state.json and
+    metrics.json are rebuilt from the timeline."""
     report = check_jobs(common.home(), job, rebuild=rebuild)
     render.emit(report, json_out, _checked)
-    return 0 if all(r.gap_free for r in report) else 1
+    return 0 if all(r.ok for r in report) else 1
 
 
 def register(app: typer.Typer) -> None:

@@ -10,6 +10,7 @@ being run is imported, so `zen status` pays for what status needs and nothing el
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -21,7 +22,7 @@ import typer
 
 from zen import __version__
 from zen.cli import common
-from zen.errors import ZenError
+from zen.errors import ZenError, disk_error
 
 HELP = """zen runs many AI coding agents side by side, each in its own git worktree and tmux
 session, watched by a supervisor and checked by a fail-closed guardian.
@@ -109,19 +110,40 @@ def _root(
     common.set_home_option(home)
 
 
-def _crash_log() -> Path:
+def _crash_log(text: str) -> Path | None:
+    """Write the traceback to the home's logs/ (else the user's state dir, else /tmp); None when
+    no place could take it (a full or failing disk): the caller prints it instead."""
     home = common.home_or_none()
-    if home is not None:
-        directory = home.logs
+    places = [home.logs] if home is not None else []
+    places += [Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "zen",
+               Path(os.environ.get("TMPDIR") or "/tmp")]
+    name = f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+    for directory in places:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / name
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                data = text.encode()
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+            return path
+        except OSError:
+            with contextlib.suppress(OSError):
+                (directory / name).unlink()  # no half-written log left behind
+    return None
+
+
+def _crashed() -> int:
+    text = f"zen {__version__}\nargv: {sys.argv!r}\n\n{traceback.format_exc()}"
+    path = _crash_log(text)
+    if path is None:
+        sys.stderr.write(text + "zen: unexpected error (no crash log could be written: the details are above)\n")
     else:
-        directory = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "zen"
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        directory = Path("/tmp")
-    path = directory / f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    path.write_text(f"zen {__version__}\nargv: {sys.argv!r}\n\n{traceback.format_exc()}")
-    return path
+        sys.stderr.write(f"zen: unexpected error; the details are in {path}\n")
+    return 3
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,10 +170,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception:
-        path = _crash_log()
-        sys.stderr.write(f"zen: unexpected error; the details are in {path}\n")
-        return 3
+    except Exception as exc:
+        sentence = disk_error(exc, common.home_option() or os.environ.get("ZEN_HOME") or "the zen home")
+        if sentence is None:
+            return _crashed()
+        sys.stderr.write(f"zen: {sentence}\n")
+        return 1
     if isinstance(rv, int):
         return rv
     return 0

@@ -417,6 +417,25 @@ def _check(ev: Mapping[str, Any], f: Field) -> list[str]:
     return []
 
 
+_JOB_BY_NAME: dict[str, EventSpec] = {t.value: s for t, s in JOB_EVENTS.items()}
+
+
+def usable(ev: object) -> bool:
+    """Whether a job timeline's line may be folded into state: a string `type` and no field of
+    the wrong kind (a missing field, even a required one, is tolerated: the reducers read fields
+    with defaults). Unknown types are usable (readers keep and ignore them). A line that is not
+    is skipped by the reducers and reported by `zen doctor`. The fast twin of `validate` for
+    every replay: no sentence is built."""
+    if not isinstance(ev, Mapping) or not isinstance(ev.get("type"), str):
+        return False
+    known = _JOB_BY_NAME.get(ev["type"])
+    return _kinds_ok(ev, JOB_ENVELOPE) and (known is None or _kinds_ok(ev, known.fields))
+
+
+def _kinds_ok(ev: Mapping[str, Any], fields: tuple[Field, ...]) -> bool:
+    return all(f.name not in ev or _kind_ok(ev[f.name], f.kinds) for f in fields)
+
+
 def spec(etype: str, *, home: bool = False) -> EventSpec | None:
     """The catalogue entry of `etype`, or None for a type zen does not know."""
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from zen.core.events import EventType
+from zen.core.events import EventType, usable
 from zen.core.model import JobSnapshot, JobStatus
 
 S = JobStatus
@@ -200,14 +200,23 @@ _WITH_REASON = (S.waiting, S.failed, S.queued)
 
 def apply(snap: JobSnapshot, ev: Event) -> JobSnapshot:
     """Fold one event into the snapshot (mutates and returns it)."""
-    etype = ev.get("type", "")
-    snap.seq = int(ev.get("seq", snap.seq + 1))
+    if not usable(ev):
+        # a line with a wrong-typed field (a damaged or foreign writer): kept in the timeline,
+        # reported by `zen doctor`, never folded, so no reader can trip on it
+        if isinstance(ev, dict) and isinstance(ev.get("seq"), int) and not isinstance(ev["seq"], bool):
+            snap.seq = ev["seq"]
+        return snap
+    etype = ev["type"]
+    snap.seq = ev.get("seq", snap.seq + 1)
     snap.revision += 1
     ts = ev.get("ts")
     snap.updated_at = ts
     fold = _FOLD.get(etype)
     if fold is not None:
-        fold(snap, ev, ts)
+        try:
+            fold(snap, ev, ts)
+        except (TypeError, ValueError, AttributeError):
+            pass  # a nested value of the wrong shape (e.g. task.received's task): the move still counts
     target = _MOVES.get(etype)
     if target is None:
         return snap

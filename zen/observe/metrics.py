@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from zen.core.events import EventType as E
+from zen.core.events import usable
 from zen.core.ids import parse_iso
 from zen.observe.fileops import OPS, ops_of
 from zen.observe.ledger import CALLS, COST, ERRORS, add_fields
@@ -93,6 +94,8 @@ class JobFold:
             ts = ""
         seq = ev.get("seq")
         self.seq = seq if type(seq) is int else self.seq + 1
+        if not usable(ev):
+            return  # a wrong-typed field (zen doctor reports the line): never folded
         self.last_at = ts or self.last_at
         fold = _FOLDS.get(etype)  # type: ignore[arg-type]
         if fold is not None:

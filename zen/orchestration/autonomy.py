@@ -26,9 +26,9 @@ from zen.core.events import FORMAT_VERSION, timestamp
 from zen.core.events import EventType as E
 from zen.core.ids import iso, utcnow
 from zen.core.model import JobStatus, Level
-from zen.errors import NotFound, ZenError
+from zen.errors import NotFound, ZenError, disk_error
 from zen.store import events as ev_store
-from zen.store.atomic import append_line, atomic_write, flocked, fsync_dir
+from zen.store.atomic import append_whole, atomic_write, flocked, fsync_dir
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -125,11 +125,7 @@ def record_evidence(home: Home, domain: str, kind: str, **fields: Any) -> dict[s
     rec = {"v": FORMAT_VERSION, "ts": timestamp(), "domain": domain, "kind": kind, "by": _who(), **fields}
     path = evidence_path(home, domain)
     with flocked(home.evidence / f".{domain}.lock"):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            append_line(fd, json.dumps(rec, separators=(",", ":")).encode() + b"\n")
-        finally:
-            os.close(fd)
+        append_whole(path, json.dumps(rec, separators=(",", ":")).encode() + b"\n")
     return rec
 
 
@@ -293,7 +289,12 @@ def engage_kill_switch(home: Home, reason: str | None) -> KillSwitch:
     record = {"zen": 1, "engaged_at": iso(utcnow()), "by": _who(), "reason": reason or "no reason given"}
     text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in record.items())
     already = home.kill_file.exists()
-    atomic_write(home.kill_file, text)
+    try:
+        atomic_write(home.kill_file, text)
+    except OSError as exc:
+        if disk_error(exc) is None:
+            raise
+        _engage_bare(home, exc)
     _control_log(home, E.KILLSWITCH_ENGAGED, **record)
     store = JobStore(home)
     for job_id in live_jobs(home):
@@ -301,13 +302,26 @@ def engage_kill_switch(home: Home, reason: str | None) -> KillSwitch:
     return KillSwitch(str(record["engaged_at"]), str(record["by"]), str(record["reason"]), already)
 
 
+def _engage_bare(home: Home, exc: OSError) -> None:
+    """The kill switch on a disk that cannot take its record: an empty control/KILL (a new
+    name needs no data block) engages it all the same, since the guardian only asks whether the
+    file exists; then say what could not be written."""
+    try:
+        os.close(os.open(home.kill_file, os.O_WRONLY | os.O_CREAT, 0o644))
+    except OSError:
+        raise exc from None
+    raise ZenError(f"the kill switch is engaged (every domain is observe-only), but its record could not be "
+                   f"written: {disk_error(exc)}") from None
+
+
 def release_kill_switch(home: Home) -> Released:
     if not home.kill_file.exists():
         raise ZenError("the kill switch is not engaged")
     record = {"released_at": iso(utcnow()), "by": _who()}
+    # recorded first: a safety control is never lifted without a trace (a full disk refuses it)
+    _control_log(home, E.KILLSWITCH_RELEASED, **record)
     os.replace(home.kill_file, home.control / f"KILL.released-{record['released_at'].replace(':', '')}")
     fsync_dir(home.control)
-    _control_log(home, E.KILLSWITCH_RELEASED, **record)
     store = JobStore(home)
     for job_id in live_jobs(home):
         store.append(job_id, E.KILLSWITCH_RELEASED, actor="human", by=record["by"])

@@ -18,6 +18,7 @@ from typing import Any
 from zen.adapters import git_probe
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
+from zen.core.sizes import format_size
 from zen.guard.policy import integrations, load_policy_errors
 from zen.orchestration.autonomy import level_of, load_policy, read_evidence
 from zen.orchestration.incidents import check, valid
@@ -94,7 +95,7 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
     _autonomy(home, report)
     _integrations(home, report)
     _deadlines(home, report)
-    _disk(home, report)
+    _disk(home, report, cfg.size("limits", "min_free_disk"))
     for tool in ("git", "tmux"):
         found = shutil.which(tool)
         report.add(f"tool {tool}", PASS if found else FAIL,
@@ -317,12 +318,13 @@ def _deadlines(home: Home, report: Report) -> None:
         report.add("deadlines", PASS, "no queued task is past its deadline")
 
 
-def _disk(home: Home, report: Report) -> None:
+def _disk(home: Home, report: Report, min_free: int) -> None:
     free = shutil.disk_usage(home.root).free
     gib = free / 2**30
-    if gib < 0.5:
-        report.add("disk", FAIL, f"only {gib:.2f} GiB free under {home.root}")
-    elif gib < 2:
+    if free < min_free:
+        report.add("disk", FAIL, f"only {format_size(free)} free under {home.root} (limits.min_free_disk is "
+                                 f"{format_size(min_free)})")
+    elif free < 4 * min_free:
         report.add("disk", WARN, f"{gib:.1f} GiB free under {home.root}")
     else:
         report.add("disk", PASS, f"{gib:.0f} GiB free")

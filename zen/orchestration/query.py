@@ -168,33 +168,6 @@ def timeline(home: Home, ref: str) -> Timeline:
     return Timeline(job_id, JobStore(home).events(job_id))
 
 
-# -- zen doctor ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JobCheck:
-    job: str
-    events: int
-    gap_free: bool
-    state: str
-    rebuilt: bool
-
-
-def check_jobs(home: Home, ref: str | None = None, *, rebuild: bool = False) -> list[JobCheck]:
-    """Every job's timeline checked for a gap-free seq; with `rebuild`, state.json and
-    metrics.json rebuilt from it."""
-    store = JobStore(home)
-    out = []
-    for job_id in [resolve_job(home, ref)] if ref else store.ids():
-        evs = store.events(job_id)
-        seqs = [int(e["seq"]) for e in evs]
-        snap = store.rebuild(job_id) if rebuild else store.snapshot(job_id, write=False)
-        if rebuild:
-            metrics_snapshot.rebuild(store.dir(job_id), job_id)
-        out.append(JobCheck(job_id, len(evs), seqs == list(range(1, len(seqs) + 1)), snap.state.value, rebuild))
-    return out
-
-
 def follow(home: Home, job_id: str, *, poll_s: float = 0.2) -> Iterator[list[dict[str, Any]]]:
     """A job's events in batches as they are appended, from the first; ends once the job is
     final and nothing new came."""

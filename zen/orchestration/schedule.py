@@ -33,7 +33,8 @@ def is_automatic(snap: JobSnapshot, created_by: str) -> bool:
 
 def facts(home: Home, snaps: list[JobSnapshot] | None = None) -> tuple[list[core.Queued], dict[str, core.DepState], int]:
     store = JobStore(home)
-    snaps = snaps if snaps is not None else store.snapshots()
+    # given none (zen queue), read them without publishing: a read command never writes
+    snaps = snaps if snaps is not None else store.snapshots(write=False)
     by_id = {s.job: s for s in snaps}
     queued: list[core.Queued] = []
     for s in snaps:
@@ -58,7 +59,7 @@ def dep_states(home: Home, queued: list[core.Queued], known: dict[str, JobSnapsh
         for dep in q.depends_on:
             if dep in out:
                 continue
-            snap = known.get(dep) or (store.snapshot(dep) if store.exists(dep) else None)
+            snap = known.get(dep) or (store.snapshot(dep, write=False) if store.exists(dep) else None)
             if snap is not None:
                 out[dep] = core.DepState(snap.state.value, snap.exit_code)
             elif (spool.new_dir(home) / f"{dep}.yaml").exists():

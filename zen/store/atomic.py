@@ -28,18 +28,31 @@ def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-") -> Path:
     # call, which appends through this module but never publishes a file)
     import tempfile
 
-    fd, name = tempfile.mkstemp(dir=directory, prefix=prefix)
+    try:
+        fd, name = tempfile.mkstemp(dir=directory, prefix=prefix)
+    except OSError as exc:
+        raise named(exc, directory) from None
     try:
         os.fchmod(fd, 0o644)  # mkstemp's 0600 would make every published file private
         write_all(fd, data)
         os.fsync(fd)
-    except BaseException:
+    except BaseException as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(name)
+            os.unlink(name)  # a full disk leaves no half-written temp file behind
+        if isinstance(exc, OSError):
+            raise named(exc, Path(name)) from None
         raise
     os.close(fd)
     return Path(name)
+
+
+def named(exc: OSError, path: Path | str) -> OSError:
+    """`exc` naming `path` (os.write and os.fsync name no file), so the one sentence a user
+    gets for a full or failing disk says where."""
+    if exc.filename is not None:
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))
 
 
 def atomic_write(path: Path, data: bytes | str, *, durable: bool = True, mode: int | None = None) -> None:
@@ -87,6 +100,30 @@ def append_line(fd: int, line: bytes) -> None:
     """One write of one whole line, then fsync. The caller holds the file's lock."""
     write_all(fd, line)
     os.fsync(fd)
+
+
+def append_whole(path: Path, data: bytes, *, durable: bool = True, undo: bool = True) -> None:
+    """Append `data` (whole lines) with one write, fsynced when `durable`. When the write fails
+    (a full or failing disk can take part of it), the file is cut back to its old end when
+    `undo` is set, so no torn line stays; only a caller holding the file's lock may set it (a
+    concurrent appender's line could be cut otherwise)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise named(exc, path) from None
+    try:
+        start = os.fstat(fd).st_size if undo else 0
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        except OSError as exc:
+            if undo:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+            raise named(exc, path) from None
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.core.durations import parse_duration
+from zen.core.sizes import parse_size
 from zen.errors import ZenError
 from zen.store.atomic import atomic_write, flocked
 from zen.store.layout import Home
@@ -41,6 +42,11 @@ supervisor:
   idle_after: 2s            # no new output for this long = the agent waits for a human
   kill_grace: 5s            # between TERM and KILL when an agent is stopped
   auto_cleanup: false       # remove a job's worktree after a successful harvest (branches stay)
+
+# Limits that keep one task, or one full disk, from stopping the rest.
+limits:
+  max_prompt_size: 1MiB     # zen dispatch refuses a longer prompt (a prompt reaches its agent as a file)
+  min_free_disk: 512MiB     # preflight will not start an agent with less free space under the home
 
 # Retries of starts that fail (spawn error, preflight failure, agent gone before its first turn).
 retry:
@@ -134,6 +140,7 @@ _DEFAULTS: dict[str, Any] = {
         "kill_grace": "5s",
         "auto_cleanup": False,
     },
+    "limits": {"max_prompt_size": "1MiB", "min_free_disk": "512MiB"},
     "retry": {"max_retries": 0, "backoff_base": "5s", "backoff_factor": 2, "backoff_cap": "5m"},
     "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m"},
     "gc": {"older_than": "7d"},
@@ -224,6 +231,14 @@ class Config:
         value = self.get(section, key)
         try:
             return parse_duration(value)
+        except ValueError as exc:
+            raise ZenError(f"zen.yaml {section}.{key}: {exc}") from None
+
+    def size(self, section: str, key: str) -> int:
+        """A size in bytes ("1MiB", "512KiB", a bare number of bytes)."""
+        value = self.get(section, key)
+        try:
+            return parse_size(value)
         except ValueError as exc:
             raise ZenError(f"zen.yaml {section}.{key}: {exc}") from None
 

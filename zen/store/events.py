@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from zen.core.events import Actor, home_event, job_event
-from zen.store.atomic import append_line, flocked, write_all
+from zen.store.atomic import append_whole, flocked
 from zen.store.layout import EVENTS, EVENTS_LOCK, Home
 
 LOCK = EVENTS_LOCK
 _TAIL = 65536
 
 __all__ = ["EVENTS", "LOCK", "append", "append_control", "append_line_to", "append_many", "append_unless",
-           "last_seq", "read_events", "read_events_any", "read_from"]
+           "last_seq", "read_events", "read_events_any", "read_from", "scan_lines"]
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:
@@ -31,7 +31,9 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         ev = json.loads(line)
     except ValueError:
         return None
-    return ev if isinstance(ev, dict) and "seq" in ev else None
+    # an integer seq or nothing: a line whose seq is of another kind is damage (zen doctor
+    # reports it) and must not break the appenders' `seq + 1`
+    return ev if isinstance(ev, dict) and type(ev.get("seq")) is int else None
 
 
 def last_seq(path: Path) -> tuple[int, bool]:
@@ -84,11 +86,7 @@ def append_unless(job_dir: Path, job_id: str, etype: str,
         line = json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n"
         if torn:
             line = b"\n" + line
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            append_line(fd, line)
-        finally:
-            os.close(fd)
+        append_whole(path, line)  # under the lock: a failed write is cut back, never torn
     return ev
 
 
@@ -105,11 +103,7 @@ def append_many(job_dir: Path, job_id: str, items: list[tuple[str, str, dict[str
         data = b"".join(json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n" for ev in evs)
         if torn:
             data = b"\n" + data
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            append_line(fd, data)
-        finally:
-            os.close(fd)
+        append_whole(path, data)
     return evs
 
 
@@ -145,6 +139,24 @@ def read_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     return events, offset + end + 1
 
 
+def scan_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:
+    """Every line of a timeline with its number (from 1): (number, the JSON object or None when
+    the line is not one, whether the line is complete). Only the last line can be incomplete
+    (a crash mid-write). For `zen doctor`, which must see what the readers skip."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return
+    with f:
+        for number, line in enumerate(f, 1):
+            complete = line.endswith(b"\n")
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                rec = None
+            yield number, rec if isinstance(rec, dict) else None, complete
+
+
 def read_events_any(path: Path) -> Iterator[dict[str, Any]]:
     """Every complete JSON object line of an append-only file (no seq required)."""
     try:
@@ -169,14 +181,7 @@ def append_line_to(path: Path, rec: dict[str, Any], lock: Path | None = None, *,
     line = json.dumps(rec, separators=(",", ":"), ensure_ascii=False, default=str).encode() + b"\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     with flocked(lock) if lock is not None else contextlib.nullcontext():
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if durable:
-                append_line(fd, line)
-            else:
-                write_all(fd, line)
-        finally:
-            os.close(fd)
+        append_whole(path, line, durable=durable, undo=lock is not None)
 
 
 def append_control(home: Home, etype: str, **fields: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ serialises the refreshes so an older snapshot never replaces a newer one.
 from __future__ import annotations
 
 import json
+import logging
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from zen.errors import InvalidTask, NotFound
 from zen.store import events as ev_store
 from zen.store.atomic import atomic_write, create_exclusive, flocked
 from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
+
+log = logging.getLogger(__name__)
 
 
 def _yaml() -> Any:
@@ -71,6 +74,13 @@ def describe_validation(exc: Any) -> str:
 
 
 _TASKS: dict[str, Task] = {}
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 class JobStore:
@@ -141,6 +151,10 @@ class JobStore:
         d = self.dir(job_id)
         snap, offset = self._load_state(d, job_id)
         new, end = ev_store.read_from(d / EVENTS, offset)
+        if not new and offset and offset > _size(d / EVENTS):
+            # state.json has read further than the timeline now reaches (it was cut short or
+            # replaced): what it says cannot be trusted; rebuild
+            return self.rebuild(job_id) if write else states.replay(job_id, self.events(job_id))
         if not new:
             return snap
         if new and new[0].get("seq") != snap.seq + 1:
@@ -149,10 +163,15 @@ class JobStore:
         for ev in new:
             states.apply(snap, ev)
         if write:
-            with flocked(d / EVENTS_LOCK):
-                current, _ = self._load_state(d, job_id)
-                if current.seq < snap.seq:
-                    self._save_state(d, snap, end)
+            try:
+                with flocked(d / EVENTS_LOCK):
+                    current, _ = self._load_state(d, job_id)
+                    if current.seq < snap.seq:
+                        self._save_state(d, snap, end)
+            except OSError as exc:
+                # state.json is a cache of the timeline: a disk that cannot take it (full,
+                # failing, read-only) must not stop what reads the job; the next refresh catches up
+                log.info("job %s: state.json not refreshed: %s", job_id, exc)
         return snap
 
     def rebuild(self, job_id: str) -> JobSnapshot:
@@ -178,5 +197,5 @@ class JobStore:
         data["_offset"] = offset
         atomic_write(d / STATE, json.dumps(data, indent=2) + "\n", durable=False)
 
-    def snapshots(self) -> list[JobSnapshot]:
-        return [self.snapshot(i) for i in self.ids()]
+    def snapshots(self, *, write: bool = True) -> list[JobSnapshot]:
+        return [self.snapshot(i, write=write) for i in self.ids()]
