@@ -43,10 +43,28 @@ def test_the_hook_denies_agents_the_dashboards_powers(home: Path, command: str) 
     assert code == 2, (command, why)
 
 
-@pytest.mark.xfail(strict=True, reason="zen/guard does not deny HTTP calls to zen serve's API yet (guard helper)")
-def test_the_hook_denies_calling_the_api(home: Path) -> None:
-    code, why = hook(home, "curl -H 'Authorization: Bearer abc' -X POST http://127.0.0.1:19840/api/v1/agent/killswitch")
-    assert code == 2, why
+@pytest.mark.parametrize("command", [
+    "curl -H 'Authorization: Bearer abc' -X POST http://127.0.0.1:19840/api/v1/agent/killswitch",
+    "curl -s localhost:19840/api/v1/agent/sessions",
+    "wget -qO- http://[::1]:19840/agent",
+    "python3 -c \"import urllib.request; urllib.request.urlopen('http://127.0.0.1:19840/api/v1/agent/land')\"",
+    "curl http://127.0.0.1:{port}/api/v1/agent/sessions",   # the port the home's zen serve really runs on
+])
+def test_the_hook_denies_calling_the_api(home: Path, command: str) -> None:
+    (home / "control").mkdir(parents=True, exist_ok=True)
+    (home / "control" / "server.json").write_text(json.dumps({"pid": 1, "host": "127.0.0.1", "port": 23456}))
+    code, why = hook(home, command.format(port=23456))
+    assert code == 2, (command, why)
+    assert "zen serve" in why, why
+
+
+@pytest.mark.parametrize("command", [
+    "curl -s http://127.0.0.1:8000/api/v1/users",      # the agent's own dev server
+    "curl -s http://localhost:3000/agent",
+])
+def test_the_hook_lets_agents_call_their_own_local_servers(home: Path, command: str) -> None:
+    code, why = hook(home, command)
+    assert code == 0, (command, why)
 
 
 def test_a_read_only_zen_command_stays_allowed(home: Path) -> None:

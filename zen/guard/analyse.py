@@ -36,8 +36,9 @@ from zen.guard.policy import Policy, Rule
 from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
 from zen.guard.scripts import ScriptRuns, output_text
 from zen.guard.shell import Walker
-from zen.guard.urls import URL_IN_TEXT, host_of, looks_host, url_host
+from zen.guard.urls import URL_IN_TEXT, host_of, is_loopback, looks_host, url_host
 from zen.guard.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
+from zen.store import layout
 
 MAX_LEAF_DEPTH = 12
 # shell builtins: a file of the same name on $PATH does not run in their place
@@ -475,12 +476,29 @@ class Analyser(PathChecks, ScriptRuns):
         if UNK in host or not host:
             self.deny("net.unresolved-host", f"{prefix}the host of {url.replace(UNK, '$…')!s} is only "
                       "known at run time")
+        if self.ctx.agent and is_loopback(host) and (port or (443 if scheme in ("https", "wss") else 80)) \
+                in self.zen_ports():
+            self.deny("self.zen-api", f"{prefix}{url} is zen serve's API, the human's controls, and an agent "
+                      "is never a human: use the zen CLI's read-only commands")
         hit = self.policy.match_host(host, port, scheme)
         if hit is not None:
             _pattern, cat, integ = hit
             how = f"use `zen gate {integ} METHOD PATH`" if integ else \
                 "declare an integration in policy/guardian.yaml and use `zen gate NAME`"
             self.deny("net.high-consequence", f"raw call to {host} ({cat}): {how}")
+
+    def zen_ports(self) -> set[int]:
+        """The ports of this home's zen serve: the default and the one it runs on."""
+        ports = {layout.SERVER_PORT}
+        if self.ctx.home:
+            try:
+                with open(f"{self.ctx.home}/{layout.CONTROL}/{layout.SERVER_INFO}", "rb") as f:
+                    found = re.search(rb'"port"\s*:\s*(\d+)', f.read(4096))
+                if found:
+                    ports.add(int(found.group(1)))
+            except OSError:
+                pass
+        return ports
 
     def mode_int(self, mode: int, where: str) -> None:
         if mode & 0o002:

@@ -26,7 +26,10 @@ def url_host(url: str) -> tuple[str | None, int | None, str | None]:
         hostpart = hostpart.rsplit("@", 1)[1]
     port = None
     if hostpart.startswith("["):
-        host = hostpart.split("]", 1)[0] + "]"
+        host, _, after = hostpart.partition("]")
+        host += "]"
+        if after.startswith(":") and after[1:].isdigit():
+            port = int(after[1:])
     else:
         host, _, p = hostpart.partition(":")
         if p.isdigit():
@@ -42,3 +45,10 @@ def host_of(text: str) -> str | None:
         return None
     h, _, _ = url_host(text)
     return h
+
+
+def is_loopback(host: str) -> bool:
+    """A name or address of this machine itself (127/8, ::1, localhost, 0.0.0.0)."""
+    h = host.strip("[]").lower()
+    return h in ("localhost", "::1", "0.0.0.0", "0", "::") or h.startswith("127.") or h.endswith(".localhost") \
+        or h.startswith("::ffff:127.")

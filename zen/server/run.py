@@ -29,15 +29,16 @@ from zen.errors import ZenError
 from zen.server import auth
 from zen.server.app import create_app
 from zen.server.hub import Hub
+from zen.store import layout
 from zen.store.atomic import atomic_write, is_locked
 from zen.store.home import Home
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 19840
+DEFAULT_PORT = layout.SERVER_PORT
 LOCK = "server.lock"
-INFO = "server.json"
+INFO = layout.SERVER_INFO
 SERVER_LOG = "server.log"
 
 
