@@ -153,6 +153,9 @@ def test_the_tasks_tab_queues_a_task_and_shows_its_result(page: Any, served: Ser
 
 
 def test_the_metrics_tab_charts_the_jobs(page: Any, served: Served) -> None:
+    # a job of its own: under xdist this test may run on a worker (and server) where no other test did
+    first = served.dispatch_sim("some-tokens", [{"exit": 0}])
+    served.wait_state(first, "harvested")
     tab(page, "metrics")
     wait_until(lambda: int(attr(page, "#chart-tokens", "data-points") or 0) >= 1, message="the charts")
     assert exists(page, "#chart-tokens svg rect") and "input tokens" in text_of(page, "#totals")
