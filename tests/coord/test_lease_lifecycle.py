@@ -59,7 +59,10 @@ def test_cancel_and_finish_release_at_once(zh: Path, sups, tmp_path: Path) -> No
     for job in (a, b):
         [released] = [e for e in events(zh, job) if e["type"] == "lock.released"]
         ended = next(e for e in events(zh, job) if e["type"] == "agent.exited")
-        assert released["seq"] == ended["seq"] + 1           # right after the end, before the harvest
+        harvested = next(e for e in events(zh, job) if e["type"] in ("harvest.done", "harvest.failed"))
+        # released once the end is recorded and before the harvest (under load the supervisor may
+        # record something else of the job in between, so not necessarily the very next event)
+        assert ended["seq"] < released["seq"] < harvested["seq"]
 
 
 def test_leases_are_renewed_while_the_job_lives(zh: Path, sups, tmp_path: Path) -> None:
