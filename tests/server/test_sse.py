@@ -53,7 +53,9 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def test_100_forced_disconnects_while_5_agents_run_lose_and_repeat_nothing(quick: Served) -> None:
-    script = [step for i in range(25) for step in ({"bash": f"echo step {i}"}, {"sleep": 0.05})] + [{"exit": 0}]
+    # agents busy for ~5 s, so that most of the 100 reconnects happen while they append, however
+    # fast or slow (a loaded machine) the reconnect loop turns out to be
+    script = [step for i in range(50) for step in ({"bash": f"echo step {i}"}, {"sleep": 0.1})] + [{"exit": 0}]
     jobs = [quick.dispatch_sim(f"chatty-{n}", script) for n in range(5)]
     wait_until(lambda: any(quick.snap(j)["state"] == "working" for j in jobs), timeout=30)
     rng = random.Random(17)
