@@ -5,7 +5,11 @@ BIN     = $(VENV)/bin
 PY      = $(BIN)/python
 XDIST  ?= -n auto
 
-.PHONY: install test test-fast test-claude lint typecheck check demo bench screenshot clean
+.PHONY: install test test-fast test-claude test-agents lint typecheck check demo bench screenshot clean
+
+# the real-agent suites (marked `agents`): each installs its pinned agent into .cache/ and runs
+# serially, like tests/claude
+AGENT_SUITES = tests/codex tests/gemini tests/aider
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,16 +23,22 @@ install: $(PY)
 	@$(BIN)/zen --version
 
 test: $(PY)
-	$(PY) -m pytest $(XDIST) -q -m "not claude"
+	$(PY) -m pytest $(XDIST) -q -m "not claude and not agents"
 	@bash tests/claude/install.sh >/dev/null || echo "make test: Claude Code could not be installed; tests/claude will skip what needs it"
 	$(PY) -m pytest -q -m claude tests/claude
+	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || echo "make test: the agent of $$s could not be installed; $$s will skip what needs it"; done
+	$(PY) -m pytest -q -m agents $(AGENT_SUITES)
 
 test-fast: $(PY)
-	$(PY) -m pytest $(XDIST) -q -m "not slow and not claude"
+	$(PY) -m pytest $(XDIST) -q -m "not slow and not claude and not agents"
 
 test-claude: $(PY)
 	bash tests/claude/install.sh
 	$(PY) -m pytest -q -m claude tests/claude
+
+test-agents: $(PY)
+	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || exit 1; done
+	$(PY) -m pytest -q -m agents $(AGENT_SUITES)
 
 lint: $(PY)
 	$(BIN)/ruff check zen tests bench

@@ -82,9 +82,12 @@ def test_claude_honours_zen_yaml_command_and_env(tmp_path: Path) -> None:
 def test_codex_command_line(tmp_path: Path) -> None:
     c = ctx(tmp_path, "codex")
     spec = get_adapter("codex").launch(c)
-    assert spec.argv == ["codex", "-c", f'notify=["{ZEN[0]}", "hook", "codex-notify"]',
-                         "--ask-for-approval", "on-request", "--sandbox", "workspace-write",
-                         "--", prompt_for(c)]
+    assert spec.argv[:3] == ["codex", "--no-daemon", "--dangerously-bypass-hook-trust"]
+    overrides = [spec.argv[i + 1] for i, a in enumerate(spec.argv) if a == "-c"]
+    assert "features.hooks=true" in overrides and "tui.terminal_title=[]" in overrides
+    assert not any(o.startswith("notify") for o in overrides)   # it also fires for the title turn
+    assert spec.argv[-6:] == ["--ask-for-approval", "on-request", "--sandbox", "workspace-write",
+                              "--", prompt_for(c)]
     assert spec.files == {} and get_adapter("codex").exit_keys == ["/quit", "Enter"]
 
 
@@ -97,15 +100,17 @@ def test_aider_types_its_prompt_and_notifies_zen(tmp_path: Path) -> None:
     assert "--no-auto-commits" not in get_adapter("aider").launch(ctx(tmp_path, "aider", {"auto_commits": True})).argv
 
 
-def test_gemini_command_line_and_its_settings_file(tmp_path: Path) -> None:
+def test_gemini_command_line_and_its_own_gemini_home(tmp_path: Path, isolated_env: Path) -> None:
     c = ctx(tmp_path, "gemini")
     spec = get_adapter("gemini").launch(c)
-    settings = c.job_dir / "gemini-settings.json"
-    assert spec.argv == ["gemini", "--approval-mode", "default", "-i", prompt_for(c)]
-    assert spec.env == {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(settings)}
-    hooks = json.loads(spec.files[settings])["hooks"]
-    assert hooks["AfterAgent"][0]["hooks"][0]["command"] == f"{Q} hook Stop"
-    assert hooks["BeforeAgent"][0]["hooks"][0]["command"] == f"{Q} hook UserPromptSubmit"
+    home = c.job_dir / "gemini-home"
+    assert spec.argv == ["gemini", "--approval-mode", "default"]    # no trusted lane: no --skip-trust
+    assert spec.env == {"GEMINI_CLI_HOME": str(home)}
+    assert spec.initial_input == prompt_for(c)
+    hooks = json.loads(spec.files[home / ".gemini" / "settings.json"])["hooks"]
+    assert hooks["BeforeTool"][0]["hooks"][0]["command"] == f"{Q} guard hook --agent gemini"
+    assert hooks["AfterAgent"][0]["hooks"][0]["command"] == f"{Q} hook Stop --agent gemini"
+    assert hooks["BeforeAgent"][0]["hooks"][0]["command"] == f"{Q} hook UserPromptSubmit --agent gemini"
 
 
 def test_cmd_runs_the_task_command_as_is(tmp_path: Path) -> None:
@@ -160,8 +165,13 @@ CLAUDE_IDLE = "⏺ Done. The tests pass.\n\n✻ Baked for 3s\n──────
     ("sim", "⏺ Which database should I use?\n", "question"),
     ("codex", "Would you like to run the following command?\n  $ rm -rf x\n› 1. Yes, proceed", "approval"),
     ("codex", "Do you trust the contents of this directory?", "dialog"),
+    ("codex", "  Folder access\n  /w/wt\n  Trust this folder? Codex can read, edit, and run files here\n"
+              "› 1. Trust and continue\n  2. Back to Agent Command Center\n", "dialog"),
+    ("codex", "• All done.\n\n  Worked for <1s • 09:03\n\n› Ask Codex to do anything\n\n  ? for shortcuts", None),
     ("aider", "Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: ", "approval"),
     ("gemini", "│ Allow execution of: 'rm'?\n│ ● 1. Yes, allow once", "approval"),
+    ("gemini", "│ Allow execution of [Shell]?\n│ ● 1. Allow once\n│   3. No, suggest changes (esc)", "approval"),
+    ("gemini", " │ Do you trust the files in this folder?\n │ ● 1. Trust folder (repo)\n │   3. Don't trust", "dialog"),
     ("cmd", "working...\nContinue? [y/N]\nProceed with the upgrade? ", "question"),
     ("cmd", "Overwrite? [y/n]", "question"),
     ("cmd", "compiled 12 files\nall good\n", None),

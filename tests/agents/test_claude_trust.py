@@ -15,7 +15,7 @@ def test_lane_add_says_how_to_trust_and_lane_trust_fixes_it(home: Path, git_repo
                                                             isolated_env: Path) -> None:
     r = zen("lane", "add", "app", str(git_repo))
     assert r.returncode == 0, r.stderr
-    assert "does not trust" in r.stderr and "zen lane trust app" in r.stderr
+    assert "Claude Code, Codex, Gemini CLI do not trust" in r.stderr and "zen lane trust app" in r.stderr
 
     claude_json = isolated_env / ".claude.json"
     claude_json.write_text(json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
@@ -33,7 +33,9 @@ def test_lane_add_says_how_to_trust_and_lane_trust_fixes_it(home: Path, git_repo
     assert "already trusts" in zen("lane", "trust", "app").stdout
     # a second lane on the same repository is trusted already: no note
     r = zen("lane", "add", "app2", str(git_repo))
-    assert r.returncode == 0 and "does not trust" not in r.stderr
+    assert r.returncode == 0 and "not trust" not in r.stderr
+    # each agent's file has it: Codex's config.toml too
+    assert 'trust_level = "trusted"' in (isolated_env / ".codex" / "config.toml").read_text()
 
 
 def test_trust_creates_the_file_and_keeps_a_projects_entry(tmp_path: Path) -> None:

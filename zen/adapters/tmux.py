@@ -34,6 +34,7 @@ import shlex
 import shutil
 import signal
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,12 +279,14 @@ class Tmux:
         names = {n for line in r.stdout[1:] if (n := line.lstrip("-").split("=", 1)[0])}
         return pane_id, names
 
-    def send_text(self, pane_id: str, text: str) -> None:
-        """Type `text` into the pane, then Enter as a separate key. Multi-line text goes as one
-        bracketed paste, so its newlines do not submit it line by line."""
+    def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0) -> None:
+        """Type `text` into the pane, then Enter as a separate key. Multi-line text (and any text
+        with `paste`) goes as one bracketed paste, so its newlines do not submit it line by line;
+        `enter_delay_s` pauses before the Enter, for agents that take a burst of keys for a paste
+        and would swallow an Enter arriving with it."""
         text = text.rstrip("\n")
         pane = self._pane(pane_id)
-        if "\n" in text:
+        if "\n" in text or (paste and text):
             # from a file, not an argument: tmux caps one command's size near 16 KiB
             buf = f"zen-{os.getpid()}"
             fd, path = tempfile.mkstemp(prefix="zen-paste-")
@@ -301,10 +304,15 @@ class Tmux:
             # not pane.send_keys(literal=True): it passes no `--`, so text starting with '-'
             # would be read as flags (and libtmux does not report the failure)
             self.run("send-keys", "-t", pane_id, "-l", "--", text)
+        if enter_delay_s > 0:
+            time.sleep(enter_delay_s)
         self.run("send-keys", "-t", pane_id, "Enter")
 
-    def send_keys(self, pane_id: str, keys: list[str]) -> None:
-        for key in keys:
+    def send_keys(self, pane_id: str, keys: list[str], *, pause_s: float = 0.0) -> None:
+        """tmux send-keys words one after the other, `pause_s` apart."""
+        for i, key in enumerate(keys):
+            if i and pause_s > 0:
+                time.sleep(pause_s)
             self.run("send-keys", "-t", pane_id, key)
 
     def kill_session(self, session: str) -> None:

@@ -24,6 +24,7 @@ class LaunchContext:
     task: Task
     zen_argv: list[str]        # how to invoke zen itself from a hook, e.g. ["/venv/bin/zen"]
     settings: dict[str, Any] = field(default_factory=dict)  # zen.yaml agents.<name>
+    repo: Path | None = None   # the lane's main checkout the worktree was made from
 
 
 @dataclass
@@ -37,6 +38,20 @@ class LaunchSpec:
 
 
 class AgentAdapter(Protocol):
+    """Besides these, an adapter may have (read with getattr, so every default holds):
+
+    - `guarded: bool` (default False): every shell command and file edit of the agent reaches
+      zen's guardian before it runs (a pre-execution hook); an agent without one is *unguarded*
+      and starts only inside zen's sandbox or on a lane that accepts it (zen/agents/unguarded.py);
+    - `paste_input: bool` (default False): typed input goes as one bracketed paste;
+    - `key_pause_s: float` (default 0): the pause before Enter and between exit keys (agents that
+      take a burst of keys for a paste swallow an Enter that comes with it);
+    - `output_state(data: bytes) -> (state, reason) | None`: the last turn state the agent itself
+      wrote into a chunk of its output (a terminal escape sequence), read before output activity;
+    - `input_ready(screen: str) -> bool` (default: always): whether the screen shows the agent at
+      its input box, so the first prompt (LaunchSpec.initial_input) may be typed.
+    """
+
     name: str
     # keys typed into the pane to end the agent gracefully (tmux send-keys words), or None = TERM
     exit_keys: list[str] | None
@@ -46,3 +61,11 @@ class AgentAdapter(Protocol):
     def classify_screen(self, screen: str) -> str | None:
         """'question' | 'approval' | 'dialog' when the visible screen shows one, else None."""
         ...
+
+
+def typing_of(adapter: object | None) -> dict[str, Any]:
+    """How to type into this agent's pane (the options of Tmux.send_text): its adapter's habits."""
+    if adapter is None:
+        return {}
+    return {"paste": bool(getattr(adapter, "paste_input", False)),
+            "enter_delay_s": float(getattr(adapter, "key_pause_s", 0.0))}

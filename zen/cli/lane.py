@@ -9,9 +9,10 @@ from typing import Any
 
 import typer
 
-from zen.agents.claude_trust import claude_json, trust, trust_note
+from zen.agents.trust import AGENTS, trust, trust_note
 from zen.cli import common, render
 from zen.cli.common import JSON
+from zen.errors import ZenError
 from zen.orchestration.lanes import add_lane, get_lane, list_lanes, remove_lane
 from zen.store.config import Config, lane_path
 
@@ -62,23 +63,32 @@ class Trusted:
     path: str
     trusted: bool
     changed: bool
+    agents: list[dict[str, Any]]      # per agent: agent, label, file, changed
 
 
 def _trusted(r: Trusted) -> Iterator[render.Out]:
-    if r.changed:
-        yield f"Claude Code now trusts {r.path} (recorded in {claude_json()})"
-    else:
-        yield f"Claude Code already trusts {r.path}; nothing changed"
+    for a in r.agents:
+        if a["changed"]:
+            yield f"{a['label']} now trusts {r.path} (recorded in {a['file']})"
+        else:
+            yield f"{a['label']} already trusts {r.path}; nothing changed"
 
 
 @lane.command("trust")
 def lane_trust(
-    name: str = typer.Argument(..., help="Lane whose repository Claude Code should trust."),
+    name: str = typer.Argument(..., help="Lane whose repository the agents should trust."),
+    agent: list[str] = typer.Option([], "--agent", help="Only this agent (repeatable; default: all that ask)."),
     json_out: bool = JSON,
 ) -> int:
-    """Record in ~/.claude.json that Claude Code trusts the lane (its worktrees are covered too)."""
+    """Record that Claude Code, Codex and Gemini CLI trust the lane, each in its own file
+    (~/.claude.json, ~/.codex/config.toml, ~/.gemini/trustedFolders.json), so their jobs start
+    without a trust screen; the lane's worktrees are covered too."""
+    unknown = [a for a in agent if a not in AGENTS]
+    if unknown:
+        raise ZenError(f"--agent {unknown[0]!r} asks for no trust (one of {', '.join(AGENTS)})")
     repo = lane_path(get_lane(Config.load(common.home()), name))
-    render.emit(Trusted(name, str(repo), True, trust(repo)), json_out, _trusted)
+    done = trust(repo, list(agent) or None)
+    render.emit(Trusted(name, str(repo), True, any(d["changed"] for d in done), done), json_out, _trusted)
     return 0
 
 

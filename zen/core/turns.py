@@ -8,6 +8,8 @@ worth recording. The most reliable signal wins:
    the detector only learns of them. A hook-reported wait holds until a working hook, a
    guarded tool call or typed input (an idle TUI redraws itself; that is not work); after a
    working hook, the activity heuristic may not contradict it for `hook_hold_s`.
+   An agent that reports its own state in its output (Codex's `ESC ] 7501 ; state=...` sequence)
+   is believed the same way, through `agent_state`; the supervisor records what it changes.
 2. Output activity, for every agent: new output (the pane log grows, the cursor moves) means
    working; no new output for `idle_after_s` means waiting. The reason of a waiting turn comes
    from the adapter's reading of the screen (question / approval / dialog), else idle.
@@ -46,6 +48,8 @@ class TurnDetector:
         self.last_activity = now
         self.fingerprint: Any = None
         self.hold_until = float("-inf")
+        self.agent_busy = False     # the agent itself last said it was working (agent_state)
+        self.turn_over = False      # a hook said the turn ended (not an approval wait), no input since
 
     # -- signals -------------------------------------------------------------------
     def hook(self, now: float, state: str, reason: str | None = None) -> None:
@@ -55,14 +59,53 @@ class TurnDetector:
         or the human says otherwise: a working hook, a guarded tool call, typed input, or exit.
         Agents redraw idle screens on their own (hints, tips, clocks); that is not work.
         """
+        self._hold(now, state, reason)
+        self.turn_over = state == WAITING and reason != "approval"
+
+    def _hold(self, now: float, state: str, reason: str | None) -> None:
         self.state = state
         self.reason = reason if state == WAITING else None
         self.hold_until = float("inf") if state == WAITING else now + self.hook_hold_s
         self.last_activity = now
 
+    def agent_state(self, now: float, state: str, reason: str | None = None) -> Transition | None:
+        """The agent reported its own state in its output (Codex's terminal state sequence):
+        trusted like a hook, but recorded by whoever read it (the transition returned).
+
+        `working`; `waiting` with a reason (approval: a prompt is up; else a finished turn, which
+        keeps the reason a hook gave, e.g. question); `idle`: at its prompt with no turn running,
+        which ends a wait for approval (the prompt was answered or cancelled) and a turn the agent
+        said was running, but means nothing at start-up, before any turn. A hook's word that
+        the turn ended outranks a `working` read afterwards: the report may have been written
+        before the hook ran (only new input starts the next turn).
+        """
+        tr: Transition | None = None
+        if state == WORKING:
+            if self.state == WAITING and self.turn_over:
+                return None
+            if self.state != WORKING:
+                tr = self._move(now, WORKING, None)
+            self.agent_busy = True
+            self._hold(now, WORKING, None)
+            return tr
+        if state == WAITING:
+            reason = reason or "idle"
+            if self.state != WAITING or (reason == "approval" and self.reason != "approval"):
+                tr = self._move(now, WAITING, reason)
+        elif state == "idle":
+            if (self.state == WAITING and self.reason == "approval") or (self.state == WORKING and self.agent_busy):
+                tr = self._move(now, WAITING, "idle")
+        else:
+            return None
+        self.agent_busy = False
+        if tr is not None or self.state == WAITING:
+            self._hold(now, WAITING, self.reason)
+        return tr
+
     def input(self, now: float) -> None:
         """A human typed into the pane: the hold of a previous hook no longer applies."""
         self.hold_until = float("-inf")
+        self.turn_over = False
         self.last_activity = now
 
     def recorded(self, state: str, reason: str | None = None) -> None:
@@ -114,6 +157,7 @@ def replay(history: Iterable[tuple[float, Any]], *, idle_after_s: float, hook_ho
 
     ("output", fingerprint[, screen_reason])  one look at the pane
     ("hook", "working" | "waiting"[, reason])  an agent hook fired
+    ("agent", "working" | "waiting" | "idle"[, reason])  the agent reported its state in its output
     ("input",)                                  a human typed into the pane
     """
     det = TurnDetector(idle_after_s=idle_after_s, hook_hold_s=hook_hold_s, now=start)
@@ -126,6 +170,10 @@ def replay(history: Iterable[tuple[float, Any]], *, idle_after_s: float, hook_ho
                 out.append(tr)
         elif kind == "hook":
             det.hook(t, signal[1], signal[2] if len(signal) > 2 else None)
+        elif kind == "agent":
+            tr = det.agent_state(t, signal[1], signal[2] if len(signal) > 2 else None)
+            if tr is not None:
+                out.append(tr)
         elif kind == "input":
             det.input(t)
         else:

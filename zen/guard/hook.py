@@ -1,8 +1,9 @@
-"""`zen guard hook [--agent claude|codex] [--worktree DIR] [--home DIR]`: the PreToolUse hook.
+"""`zen guard hook [--agent claude|codex|gemini] [--worktree DIR] [--home DIR]`: the PreToolUse hook.
 
-Protocol (Claude Code and Codex, ../shared/reference/guardrails.md sections 3 and 4):
+Protocol (Claude Code and Codex, ../shared/reference/guardrails.md sections 3 and 4; Gemini CLI's
+BeforeTool speaks the same, with its own tool names, see `gemini_call`):
   stdin   one JSON object: tool_name, tool_input, cwd, session_id, ...
-  allow   exit 0; Claude Code: nothing on stdout; Codex: exactly `{}` on stdout
+  allow   exit 0; Claude Code: nothing on stdout; Codex and Gemini CLI: exactly `{}` on stdout
   block   exit 2, one line on stderr starting "zen guardian: " (the agent is shown it)
 
 Both agents let the call RUN when a hook exits with anything but 2, crashes, prints malformed
@@ -54,7 +55,24 @@ PREFIX = "zen guardian: "
 DEADLINE_S = 2.0
 WAIT_SHARE = 0.75     # of the deadline, for the server's answer; the rest to decide in-process
 MAX_STDIN = 4 * 1024 * 1024
-AGENTS = ("claude", "codex")
+AGENTS = ("claude", "codex", "gemini")
+# Gemini CLI's tools that act, as the tool (and input fields) the guardian knows them by
+GEMINI_TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
+
+
+def gemini_call(tool: str, tool_input: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """A Gemini CLI BeforeTool call as the guardian's tool call: run_shell_command -> Bash,
+    write_file -> Write, replace -> Edit (their fields are already command, file_path, content,
+    old_string, new_string). Other names pass as they are, so the core denies what it does not know."""
+    name = GEMINI_TOOLS.get(tool, tool)
+    if name == "Bash" and isinstance(tool_input.get("dir_path"), str) and tool_input["dir_path"]:
+        # the command runs in that directory: judge it there
+        tool_input = {**tool_input, "command": f"cd {_quote(str(tool_input['dir_path']))} && {tool_input.get('command')}"}
+    return name, tool_input
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _block(reason: str) -> int:
@@ -152,6 +170,8 @@ def decide(opts: dict[str, str], data: bytes, here: str, env: Mapping[str, str],
     from zen.guard.context import Guard, calls_for
 
     tool, tool_input, cwd = parse_payload(data, here)
+    if opts["agent"] == "gemini":
+        tool, tool_input = gemini_call(tool, tool_input)
     if tool == "Bash" and not isinstance(tool_input.get("command"), str):
         raise ValueError("the Bash call has no command (a string)")
     # which tools exist is the core's call (same answer as zen guard check): an unknown one is denied
@@ -167,7 +187,7 @@ def answer(agent: str, allowed: bool, reason: str, notes: list[str]) -> tuple[in
     protocol is a branch here and a name in AGENTS."""
     if allowed is not True:
         return 2, "", reason
-    if agent == "codex":
+    if agent in ("codex", "gemini"):    # both read a JSON object on stdout; {} is "no objection"
         return 0, "{}", ""
     if notes:
         import json  # lean: only a note (a lease warning) needs it

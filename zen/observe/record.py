@@ -2,6 +2,7 @@
 
     record(job_dir, job_id, "claude", transcript_path)   # from the Stop / SessionEnd hook
     record(job_dir, job_id, "codex", rollout_path)       # after a Codex turn
+    record(job_dir, job_id, "gemini", chat_path)         # after a Gemini CLI turn
 
 Each (job, session file) has a ledger: `jobs/<id>/observe/<kind>-<name>.json` holds the byte
 offset reached in every file read, the parser's state (the distinct calls seen) and the totals
@@ -27,6 +28,7 @@ from typing import Any
 from zen.core.events import EventType
 from zen.observe.claude_transcript import ClaudeSession, session_files
 from zen.observe.codex_rollout import CodexRollout
+from zen.observe.gemini_chat import GeminiChat
 from zen.observe.ledger import MODEL, Totals, add_fields, total_of
 from zen.observe.tail import Cursor, read_new
 from zen.observe.tokens import count
@@ -34,8 +36,8 @@ from zen.store.atomic import atomic_write, flocked
 from zen.store.events import append, read_from
 from zen.store.layout import JobPaths
 
-PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout}
-SOURCES = {"claude": "transcript", "codex": "rollout"}
+PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout, "gemini": GeminiChat}
+SOURCES = {"claude": "transcript", "codex": "rollout", "gemini": "chat"}
 
 
 def ledger_id(kind: str, path: str | Path) -> str:

@@ -22,6 +22,7 @@ from zen.adapters import git as g
 from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
 from zen.agents import get_adapter
+from zen.agents.base import typing_of as agent_typing
 from zen.coord.runner import release_ended
 from zen.core.events import Actor
 from zen.core.events import EventType as E
@@ -114,15 +115,17 @@ def wait_dead(tmux: Tmux, session: str, timeout_s: float) -> PaneInfo | None:
         time.sleep(0.05)
 
 
-def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None = None) -> PaneInfo | None:
-    """End the agent: its exit keys if it has some, else TERM; after `grace_s`, KILL the group."""
+def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None = None,
+              key_pause_s: float = 0.0) -> PaneInfo | None:
+    """End the agent: its exit keys if it has some (`key_pause_s` apart), else TERM; after
+    `grace_s`, KILL the group."""
     info = tmux.pane(session)
     if info is None or info.dead:
         return info
     if info.pid:  # a paused agent (zen pause) must run to act on its exit keys or TERM
         procs.continue_below(info.pid)
     if keys:
-        tmux.send_keys(info.pane_id, keys)
+        tmux.send_keys(info.pane_id, keys, pause_s=key_pause_s)
         info = wait_dead(tmux, session, grace_s)
         if info is None or info.dead:
             return info
@@ -177,6 +180,14 @@ def _live_pane(tmux: Tmux, job_id: str, snap: JobSnapshot) -> PaneInfo:
     return info
 
 
+def typing_of(agent: str | None) -> dict[str, Any]:
+    """How to type into this agent's pane (tmux.send_text options): its adapter's habits."""
+    try:
+        return agent_typing(get_adapter(agent or "cmd"))
+    except ZenError:
+        return {}
+
+
 def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, Any]:
     ctx, snap = _job(home, ref)
     job_id = ctx.job_id
@@ -191,7 +202,7 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, A
     ev = ctx.append(E.INPUT_SENT, actor=Actor.HUMAN, text=shown, chars=len(text),
                     forced=bool(force and snap.state is not JobStatus.waiting))
     try:
-        tmux.send_text(info.pane_id, text)
+        tmux.send_text(info.pane_id, text, **typing_of(snap.agent))
     except ZenError as exc:
         ctx.append(E.INPUT_FAILED, actor=Actor.HUMAN, reason=str(exc))
         raise
@@ -206,7 +217,8 @@ def _grace(cfg: Config) -> float:
 
 
 def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: list[str] | None = None,
-             actor: str = Actor.HUMAN, reason: str | None = None, ctx: JobContext | None = None) -> dict[str, Any]:
+             actor: str = Actor.HUMAN, reason: str | None = None, ctx: JobContext | None = None,
+             key_pause_s: float = 0.0) -> dict[str, Any]:
     """Stop a job's agent (keys, else TERM; grace; KILL), record its exit and harvest its work.
 
     The kill switch and `zen finish` use this; `cancel` adds job.cancelled first.
@@ -217,7 +229,7 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     grace = _grace(ctx.config) if grace_s is None else grace_s
     info: PaneInfo | None = None
     if snap.tmux_session:
-        info = with_exit_file(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys))
+        info = with_exit_file(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys, key_pause_s))
     ev = append_exit_once(ctx.store, job_id, info, actor=actor, **({"why": reason} if reason else {}))
     harvested = harvest_after_exit(ctx)
     if snap.tmux_session:
@@ -237,10 +249,11 @@ def finish(home: Home, ref: str) -> dict[str, Any]:
         raise ZenError(f"job {job_id} has not started yet (zen cancel {job_id} drops it)")
     # recorded first, like job.cancelled: whoever records the exit, the timeline says a human asked
     ctx.append(E.FINISH_REQUESTED, actor=Actor.HUMAN)
-    keys = None
+    keys, pause = None, 0.0
     with contextlib.suppress(ZenError):
-        keys = get_adapter(snap.agent or "cmd").exit_keys
-    return stop_job(home, job_id, keys=keys, actor=Actor.HUMAN, reason="finish", ctx=ctx)
+        adapter = get_adapter(snap.agent or "cmd")
+        keys, pause = adapter.exit_keys, float(getattr(adapter, "key_pause_s", 0.0))
+    return stop_job(home, job_id, keys=keys, actor=Actor.HUMAN, reason="finish", ctx=ctx, key_pause_s=pause)
 
 
 def _claim_pending(home: Home, ref: str) -> bool:

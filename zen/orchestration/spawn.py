@@ -201,7 +201,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     worktree = prepared.worktree
     spec = adapter.launch(LaunchContext(home=ctx.home.root, job_id=ctx.job_id, job_dir=paths.dir, worktree=worktree,
                                         handoff=paths.handoff, task=ctx.task, zen_argv=zen_argv(),
-                                        settings=ctx.agent_settings))
+                                        settings=ctx.agent_settings, repo=lane_of(ctx).repo))
     for path, content in spec.files.items():
         p = Path(path) if Path(path).is_absolute() else worktree / path
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -5,13 +5,17 @@ readers and the zen.core event catalogue, nothing else (no typer, pydantic or ru
 does nothing, and whatever happens it exits 0 without a traceback.
 
     Stop                                  -> turn.waiting  idle (question if the last message asks)
-    Notification permission_prompt        -> turn.waiting  approval
+    Notification permission_prompt        -> turn.waiting  approval (Gemini CLI: ToolPermission)
     Notification idle_prompt              -> turn.waiting  idle
     PermissionRequest                     -> turn.waiting  approval
     UserPromptSubmit                      -> turn.working
     SessionEnd                            -> session.ended (a hint: tmux tells the exit code)
-    codex-notify '<json>'                 -> turn.waiting  idle (agent-turn-complete)
+    codex-notify '<json>'                 -> turn.waiting  idle (agent-turn-complete; not the
+                                             session-title side turn Codex's TUI also reports)
     aider-notify                          -> turn.waiting  idle
+
+`--agent NAME` after the event says whose hook it is (Codex and Gemini CLI register theirs so):
+their Stop carries a transcript of another format, read for token usage by that agent's parser.
 """
 
 from __future__ import annotations
@@ -48,6 +52,13 @@ def _asks(message: Any) -> bool:
     return isinstance(message, str) and message.rstrip().endswith("?")
 
 
+def _title_turn(payload: dict[str, Any]) -> bool:
+    """Codex's TUI titles each new session in a side turn of its own, and reports it to notify."""
+    msgs = payload.get("input-messages")
+    first = msgs[0] if isinstance(msgs, list) and msgs else ""
+    return isinstance(first, str) and first.startswith("Generate a concise, single-line task title")
+
+
 def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(event type, fields) to record for one hook call, or None to record nothing."""
     if event == "Stop":
@@ -55,7 +66,7 @@ def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
         return E.TURN_WAITING, {"reason": reason, "hook": event}
     if event == "Notification":
         kind = payload.get("notification_type") or ""
-        if kind == "permission_prompt":
+        if kind in ("permission_prompt", "ToolPermission"):   # Claude Code, Gemini CLI
             return E.TURN_WAITING, {"reason": "approval", "hook": event}
         if kind == "idle_prompt":
             return E.TURN_WAITING, {"reason": "idle", "hook": event}
@@ -73,7 +84,7 @@ def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
     if event == "SessionEnd":
         return E.SESSION_ENDED, {"hook": event, "why": str(payload.get("reason") or "")}
     if event == "codex-notify":
-        if payload.get("type", "agent-turn-complete") != "agent-turn-complete":
+        if payload.get("type", "agent-turn-complete") != "agent-turn-complete" or _title_turn(payload):
             return None
         reason = "question" if _asks(payload.get("last-assistant-message")) else "idle"
         return E.TURN_WAITING, {"reason": reason, "hook": event}
@@ -108,8 +119,35 @@ def main(argv: list[str]) -> int:
         return 0
 
 
+def _agent(argv: list[str]) -> str:
+    """`--agent NAME` (or --agent=NAME) among the arguments after the event, else claude."""
+    for i, arg in enumerate(argv):
+        if arg == "--agent" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--agent="):
+            return arg.split("=", 1)[1]
+    return "claude"
+
+
+def _record_usage(agent: str, event: str, job_dir: Path, job: str, home: Path, payload: dict[str, Any]) -> None:
+    """Token usage since the last usage event, from the agent's transcript (Claude Code's, a Codex
+    rollout, a Gemini CLI chat log), after the turn event, so turn.waiting is never held up by it."""
+    transcript = payload.get("transcript_path")
+    if not transcript or event not in ("Stop", "SessionEnd"):
+        return
+    # only after a turn with a transcript: keeps every other call lean
+    from zen.observe import record as usage
+
+    kind = agent if agent in usage.PARSERS else "claude"
+    last = payload.get("last_assistant_message") if event == "Stop" else None
+    if kind == "claude" and isinstance(last, str) and last.strip():
+        usage.wait_for_text(str(transcript), last)
+    usage.record(job_dir, job, kind, str(transcript), prices=lambda: usage.home_prices(home))
+
+
 def _main(argv: list[str]) -> int:
     event = argv[0] if argv else ""
+    agent = _agent(argv[1:])
     if event == "codex-notify":
         # Codex passes its JSON as the last argument, not on stdin
         try:
@@ -139,15 +177,5 @@ def _main(argv: list[str]) -> int:
     if not (last and last.get("type") == etype and last.get("actor") == Actor.HOOK
             and last.get("reason") == fields.get("reason") and etype != E.SESSION_ENDED):
         events.append(paths.dir, job, etype, actor=Actor.HOOK, **fields)
-    if event in ("Stop", "SessionEnd") and payload.get("transcript_path"):
-        # token usage since the last usage event, read from Claude Code's transcript (after the
-        # turn event, so turn.waiting is never held up by it)
-        # only after a turn with a transcript: every other hook call stays lean
-        from zen.observe import record as usage
-
-        transcript = str(payload["transcript_path"])
-        last = payload.get("last_assistant_message") if event == "Stop" else None
-        if isinstance(last, str) and last.strip():
-            usage.wait_for_text(transcript, last)
-        usage.record(paths.dir, job, "claude", transcript, prices=lambda: usage.home_prices(Path(home)))
+    _record_usage(agent, event, paths.dir, job, Path(home), payload)
     return 0

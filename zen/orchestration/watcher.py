@@ -24,12 +24,13 @@ from typing import Any, Protocol
 
 from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo
-from zen.agents.base import AgentAdapter
+from zen.agents.base import AgentAdapter, typing_of
 from zen.core.clock import Clock
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
 from zen.core.model import JobSnapshot, JobStatus
-from zen.core.turns import WAITING, WORKING, TurnDetector
+from zen.core.turns import WAITING, WORKING, Transition, TurnDetector
+from zen.errors import ZenError
 from zen.store import events as ev_store
 from zen.store.jobs import JobStore
 
@@ -38,6 +39,7 @@ from zen.store.jobs import JobStore
 SETTLE_WAIT_S = 2.0
 SCREEN_EVERY_S = 1.0
 METRICS_EVERY_S = 2.0                      # how often a live job's metrics.json is published
+OUTPUT_STATE_WINDOW = 65536                # bytes of new pane output scanned for the agent's state reports
 
 
 class Panes(Protocol):
@@ -45,7 +47,7 @@ class Panes(Protocol):
 
     def capture(self, pane_id: str, *, history: bool = False) -> str: ...
 
-    def send_text(self, pane_id: str, text: str) -> None: ...
+    def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class JobWatcher:
         self.dead_since: float | None = None
         self.initial_input: str | None = None      # typed once the agent first waits (LaunchSpec)
         self.metrics_at = float("-inf")            # when metrics.json was last published
+        self.out_at = 0                            # pane.log offset read for the agent's own state reports
         self.log_path: Path = deps.store.paths(job_id).pane_log
 
     @classmethod
@@ -189,16 +192,20 @@ class JobWatcher:
             return True
         return False
 
-    def _log_stat(self, now: float) -> tuple[int, float | None]:
+    def _pane_log(self, now: float) -> tuple[int, float | None]:
+        """pane.log's size and when it was last written (-1, None if unreadable); the agent's own
+        state reports in what is new are read first."""
         try:
             st = self.log_path.stat()
         except OSError:
             return -1, None
+        if st.st_size > self.out_at and hasattr(self.adapter, "output_state"):
+            self._agent_state(st.st_size, now)
         return st.st_size, now - max(0.0, self.deps.clock.time() - st.st_mtime)
 
     def watch_turn(self, info: PaneInfo, now: float) -> None:
         """Output activity (the pane log, the cursor) and the screen: working or waiting."""
-        size, written_at = self._log_stat(now)
+        size, written_at = self._pane_log(now)
         fingerprint = (size, info.cursor)
         det = self.detector
         quiet = fingerprint == det.fingerprint
@@ -213,15 +220,8 @@ class JobWatcher:
             self.screen_reason = None
         tr = det.observe(now, fingerprint, self.screen_reason if quiet else None,
                          activity_at=written_at if size != det_size(det) else None)
-        if self.initial_input is not None and det.state == WAITING:
-            # the agent's first prompt goes in as typed input (aider cannot take it otherwise)
-            text, self.initial_input = self.initial_input, None
-            self.deps.panes.send_text(info.pane_id, text)
-            self.deps.store.append(self.job_id, E.INPUT_SENT, text=text[:2000], chars=len(text), initial=True)
-            det.input(now)
-            if tr is not None and tr.state == WAITING:
-                tr = None  # never recorded: it was waiting for exactly this input
-                det.recorded(WORKING)
+        if self.initial_input is not None:
+            tr = self._first_input(info, tr, now)
         if tr is not None:
             fields: dict[str, Any] = {"by": "activity"}
             if tr.state == WAITING:
@@ -232,6 +232,70 @@ class JobWatcher:
             self.deps.store.snapshot(self.job_id)
             if tr.state == WAITING:
                 self.deps.turn_ended(self.job_id)
+
+    def _first_input(self, info: PaneInfo, tr: Transition | None, now: float) -> Transition | None:
+        """Type the agent's first prompt (LaunchSpec.initial_input: aider cannot take it otherwise)
+        once it waits at its input box. Until then it is starting: a quiet spell is not a wait
+        worth recording (unless a dialog is up), and neither is the wait the prompt answers."""
+        det = self.detector
+        if det.state != WAITING:
+            return tr
+        if self._input_ready(info):
+            text, self.initial_input = self.initial_input or "", None
+            self.deps.panes.send_text(info.pane_id, text, **typing_of(self.adapter))
+            self.deps.store.append(self.job_id, E.INPUT_SENT, text=text[:2000], chars=len(text), initial=True)
+        elif det.reason == "dialog":
+            return tr
+        det.input(now)
+        if tr is not None and tr.state == WAITING:
+            det.recorded(WORKING)
+            return None
+        return tr
+
+    def _input_ready(self, info: PaneInfo) -> bool:
+        """Whether the agent waits at its input box for the first prompt: never into a dialog,
+        and, for an adapter that can tell (`input_ready(screen)`), only once the box is drawn."""
+        if self.detector.reason == "dialog":
+            return False
+        ready = getattr(self.adapter, "input_ready", None)
+        if ready is None:
+            return True
+        try:
+            return bool(ready(self.deps.panes.capture(info.pane_id)))
+        except ZenError:
+            return False
+
+    def _agent_state(self, size: int, now: float) -> None:
+        """Read what the agent wrote since the last look for its own state reports (adapter
+        `output_state`), and record the turn transition they make, if any."""
+        read = getattr(self.adapter, "output_state", None)
+        if read is None:
+            return
+        start = max(self.out_at, size - OUTPUT_STATE_WINDOW, 0)
+        try:
+            with self.log_path.open("rb") as f:
+                f.seek(start)
+                chunk = f.read(size - start)
+        except OSError:
+            return
+        # an escape sequence cut by the end of what is written so far is read whole next time
+        cut = chunk.rfind(b"\x1b]")
+        done = start + len(chunk)
+        if cut >= 0 and b"\x07" not in chunk[cut:] and b"\x1b\\" not in chunk[cut + 2:]:
+            done = start + cut
+        self.out_at = done
+        try:
+            found = read(chunk[:done - start])
+        except Exception:
+            return
+        tr = self.detector.agent_state(now, *found) if found else None
+        if tr is not None:
+            fields: dict[str, Any] = {"by": "agent"}
+            if tr.state == WAITING:
+                fields["reason"] = tr.reason
+            self.deps.store.append(self.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING,
+                                   **fields)
+            self.deps.store.snapshot(self.job_id)
 
     def idle_due_in(self, now: float) -> float | None:
         return self.detector.idle_due_in(now)
