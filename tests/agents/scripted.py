@@ -157,7 +157,8 @@ class ScriptedServer:
                 self.end_headers()
                 for name, data in reply.events:
                     head = f"event: {name}\n" if name else ""
-                    self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
+                    text = data if isinstance(data, str) else json.dumps(data)   # a str as is: [DONE]
+                    self.wfile.write(f"{head}data: {text}\n\n".encode())
                     self.wfile.flush()
                 self.close_connection = True
 

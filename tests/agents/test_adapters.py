@@ -91,13 +91,22 @@ def test_codex_command_line(tmp_path: Path) -> None:
     assert spec.files == {} and get_adapter("codex").exit_keys == ["/quit", "Enter"]
 
 
-def test_aider_types_its_prompt_and_notifies_zen(tmp_path: Path) -> None:
+def test_aider_types_its_prompt_notifies_zen_and_runs_no_shell_commands(tmp_path: Path) -> None:
     c = ctx(tmp_path, "aider")
     spec = get_adapter("aider").launch(c)
-    assert spec.argv == ["aider", "--notifications", "--notifications-command", f"{Q} hook aider-notify",
-                         "--no-check-update", "--no-show-release-notes", "--no-auto-commits"]
+    log = str(c.worktree / ".zen-tmp" / "aider-analytics.jsonl")
+    assert spec.argv[:4] == ["aider", "--notifications", "--notifications-command",
+                             f"{Q} hook aider-notify --agent aider --usage-file {shlex.quote(log)}"]
+    assert "--no-suggest-shell-commands" in spec.argv and "--no-auto-commits" in spec.argv
+    assert spec.argv[spec.argv.index("--analytics-log") + 1] == log
     assert spec.initial_input == prompt_for(c)
+    assert get_adapter("aider").guarded is False
     assert "--no-auto-commits" not in get_adapter("aider").launch(ctx(tmp_path, "aider", {"auto_commits": True})).argv
+    # a lane that opts in gets aider's shell commands, and then never with --yes-always
+    opted = type(c)(**{**c.__dict__, "lane": {"unguarded_shell": True}})
+    assert "--suggest-shell-commands" in get_adapter("aider").launch(opted).argv
+    with pytest.raises(ZenError, match="yes_always"):
+        get_adapter("aider").launch(type(c)(**{**opted.__dict__, "settings": {"yes_always": True}}))
 
 
 def test_gemini_command_line_and_its_own_gemini_home(tmp_path: Path, isolated_env: Path) -> None:

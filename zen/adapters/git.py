@@ -431,6 +431,15 @@ def changed_files(worktree: Path, base: str) -> list[str]:
     return sorted(n for n in names if n.split("/", 1)[0] not in ZEN_PATHS)
 
 
+def common_dir(path: Path) -> Path | None:
+    """The git directory a worktree shares with its main checkout (`<repo>/.git`), or None."""
+    import subprocess  # one plumbing question, asked of git itself: no Repo to open for it
+
+    r = subprocess.run(["git", "-C", str(path), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    return Path(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else None
+
+
 # -- the dashboard's file browser (zen serve) -----------------------------------------------------
 
 def diff_objects(repo: Path, a: str, b: str, *, name_status: bool = False, stat: bool = False) -> str:

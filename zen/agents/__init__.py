@@ -25,6 +25,14 @@ _ADAPTERS = {
 }
 
 NAMES = AGENT_NAMES  # the registry above has one entry per name (tests/agents checks it)
+# agents with no pre-execution hook: zen's guardian never sees their commands (zen/agents/unguarded.py;
+# tests/agents check this against each adapter's `guarded`)
+UNGUARDED = frozenset({"aider", "cmd"})
+
+
+def shown(agent: str) -> str:
+    """The agent's name as status and dispatch show it: `aider (unguarded)`."""
+    return f"{agent} (unguarded)" if agent in UNGUARDED else agent
 
 
 def get_adapter(name: str) -> AgentAdapter:

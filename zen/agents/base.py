@@ -25,6 +25,7 @@ class LaunchContext:
     zen_argv: list[str]        # how to invoke zen itself from a hook, e.g. ["/venv/bin/zen"]
     settings: dict[str, Any] = field(default_factory=dict)  # zen.yaml agents.<name>
     repo: Path | None = None   # the lane's main checkout the worktree was made from
+    lane: dict[str, Any] = field(default_factory=dict)      # zen.yaml lanes.<name> (empty: a repo)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from zen.errors import ZenError
 class CmdAdapter:
     name = "cmd"
     exit_keys: list[str] | None = None  # no known exit command: TERM
+    guarded = False                     # no hook: unguarded, the command a human chose
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         if not ctx.task.command:

@@ -17,6 +17,7 @@ SCRIPT_FILE = "sim-script.json"
 
 class SimAdapter:
     name = "sim"
+    guarded = True                  # its PreToolUse hook is zen's guardian (settings.py)
 
     def __init__(self) -> None:
         # a new list per adapter: callers may not mutate a shared default

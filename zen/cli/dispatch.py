@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from zen.agents import UNGUARDED
 from zen.cli import common, render
 from zen.core.durations import parse_duration
 from zen.core.model import AgentKind, Task
@@ -68,6 +69,10 @@ def dispatch(
     render.emit(task, json_out, _dispatched)
     if agent is None and task_file is None and task.agent is AgentKind.sim:
         render.note(SIM_NOTE)  # on stderr, with --json too: a newcomer must not miss it
+    if task.agent.value in UNGUARDED:
+        render.note(f"zen: {task.agent.value} is unguarded: it has no pre-execution hook, so zen's guardian does "
+                    "not see its commands or edits; it starts only on a lane that accepts that or inside "
+                    "zen's sandbox (lanes.<name>.unguarded; zen preflight says which)")
     return 0
 
 

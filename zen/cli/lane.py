@@ -34,10 +34,15 @@ def lane_add(
     domain: str = typer.Option(None, "--domain", help="Autonomy domain of the lane (default: code)."),
     setup: str = typer.Option(None, "--setup", help="Command run in each new worktree, e.g. 'npm ci'."),
     include: list[str] = typer.Option([], "--include", help="Untracked file to copy into each worktree (repeatable)."),
+    unguarded: str = typer.Option(None, "--unguarded", help="Agents without a pre-execution hook (aider): "
+                                  "sandbox (default: inside zen's sandbox), accept (as they are), refuse."),
+    unguarded_shell: bool = typer.Option(False, "--unguarded-shell",
+                                         help="Let such agents run shell commands (aider's are off otherwise)."),
     json_out: bool = JSON,
 ) -> int:
     """Register a lane (refuses a path that is not a git repository or a base that does not resolve)."""
-    spec = add_lane(common.home(), name, path, base, domain, setup, include)
+    spec = add_lane(common.home(), name, path, base, domain, setup, include, unguarded=unguarded,
+                    unguarded_shell=unguarded_shell)
     render.emit(spec, json_out, _added)
     return 0
 

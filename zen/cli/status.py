@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import typer
 
+from zen.agents import shown
 from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.cli.render import headline
@@ -41,9 +42,9 @@ def _text(s: Status) -> Iterator[render.Out]:
     u = s.usage()
     if u["api_calls"] or u["tokens"]:
         yield f"usage: {headline(u)} (all jobs; zen metrics for more)"
-    rows: list[list[object]] = [[t.id, t.name, "pending", t.agent.value, t.lane or t.repo or "", age(t.created_at), ""]
-                                for t in s.pending]
-    rows += [[j.job, j.name, j.state.value + (f" ({j.reason})" if j.reason else ""), j.agent or "",
+    rows: list[list[object]] = [[t.id, t.name, "pending", shown(t.agent.value), t.lane or t.repo or "",
+                                 age(t.created_at), ""] for t in s.pending]
+    rows += [[j.job, j.name, j.state.value + (f" ({j.reason})" if j.reason else ""), shown(j.agent or ""),
               j.lane or "", age(j.created_at), _cost(j.usage)] for j in s.jobs]
     if rows:
         yield render.Table(["id", "name", "state", "agent", "lane", "age", "cost"], rows)

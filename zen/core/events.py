@@ -36,7 +36,8 @@ FORMAT_VERSION = 1
 #                 base.moved (with optional fields); webhook.sent, webhook.dead (logs/control.jsonl).
 #   v1  issue 17  job.paused, job.resumed, job.landed, files.edited written (zen pause / resume /
 #                 land, the dashboard's editor); job state `paused`.
-#   v1  issue 14  usage gains chat (a Gemini CLI chat log); turn.* by "agent" (the agent's own
+#   v1  issue 14  usage gains chat (a Gemini CLI chat log) and analytics (aider's log); turn.* by
+#                 "agent" (the agent's own
 #                 state report in its output)
 
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
@@ -258,9 +259,9 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
           opt("hook", STR), opt("why", STR)),
     _spec(E.USAGE, "tokens, cost and API calls added since the ledger's last usage event (a count "
           "may be negative: a correction)",
-          opt("transcript", STR), opt("rollout", STR), opt("chat", STR), opt("source", STR), opt("ledger", STR),
-          opt("n", INT), opt("model", STR), *_TOKENS, opt("api_calls", INT), opt("api_errors", INT),
-          opt("unpriced", LIST)),
+          opt("transcript", STR), opt("rollout", STR), opt("chat", STR), opt("analytics", STR), opt("source", STR),
+          opt("ledger", STR), opt("n", INT), opt("model", STR), *_TOKENS, opt("api_calls", INT),
+          opt("api_errors", INT), opt("unpriced", LIST)),
     _spec(E.API_REQUEST, "one API call the agent reported over OpenTelemetry",
           req("source", STR), req("otel", STR), opt("model", STR), *_TOKENS, opt("duration_ms", NUM),
           opt("agent_cost_usd", NUM), opt("at_ns", INT), opt("unpriced", LIST)),

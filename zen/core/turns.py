@@ -130,13 +130,14 @@ class TurnDetector:
             return None
         if first:
             return None
+        if self.state == WAITING and screen_reason and screen_reason != self.reason:
+            # still silent, but the screen now shows why (e.g. an approval prompt finished drawing,
+            # or a hook that cannot tell a prompt from a question, like aider's, said idle)
+            return self._move(now, WAITING, screen_reason)
         if held:
             return None
         if self.state == WORKING and now - self.last_activity >= self.idle_after_s:
             return self._move(now, WAITING, screen_reason or "idle")
-        if self.state == WAITING and screen_reason and screen_reason != self.reason:
-            # still silent, but the screen now shows why (e.g. an approval prompt finished drawing)
-            return self._move(now, WAITING, screen_reason)
         return None
 
     def idle_due_in(self, now: float) -> float | None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.core.events import EventType
+from zen.observe.aider_log import AiderLog
 from zen.observe.claude_transcript import ClaudeSession, session_files
 from zen.observe.codex_rollout import CodexRollout
 from zen.observe.gemini_chat import GeminiChat
@@ -36,8 +37,9 @@ from zen.store.atomic import atomic_write, flocked
 from zen.store.events import append, read_from
 from zen.store.layout import JobPaths
 
-PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout, "gemini": GeminiChat}
-SOURCES = {"claude": "transcript", "codex": "rollout", "gemini": "chat"}
+PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout, "gemini": GeminiChat,
+                           "aider": AiderLog}
+SOURCES = {"claude": "transcript", "codex": "rollout", "gemini": "chat", "aider": "analytics"}
 
 
 def ledger_id(kind: str, path: str | Path) -> str:

@@ -17,9 +17,12 @@ from zen.store.home import Home
 
 
 def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | None,
-             setup: str | None = None, include: list[str] | None = None) -> dict[str, Any]:
+             setup: str | None = None, include: list[str] | None = None, *,
+             unguarded: str | None = None, unguarded_shell: bool = False) -> dict[str, Any]:
     if not NAME_RE.match(name):
         raise ZenError(f"lane name {name!r} must be lower-case letters, digits and dashes")
+    if unguarded is not None and unguarded not in ("sandbox", "accept", "refuse"):
+        raise ZenError(f"--unguarded must be sandbox, accept or refuse, not {unguarded!r}")
     repo = Path(path).expanduser().absolute()
     if not repo.exists():
         raise ZenError(f"{repo} does not exist")
@@ -34,6 +37,10 @@ def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | N
         spec["setup"] = setup
     if include:
         spec["include"] = list(include)
+    if unguarded:
+        spec["unguarded"] = unguarded       # agents without a pre-execution hook: zen/agents/unguarded.py
+    if unguarded_shell:
+        spec["unguarded_shell"] = True
 
     def change(cfg: Config) -> None:
         from ruamel.yaml.comments import CommentedMap  # 30 ms: zen dispatch imports this module

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.adapters import git_probe
+from zen.agents.unguarded import lane_check
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
 from zen.core.sizes import format_size
@@ -91,6 +92,8 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
     names = [lane] if lane else sorted(lanes)
     for name in names:
         _lane(home, report, name, lanes.get(name))
+        if lanes.get(name) is not None:
+            report.add(f"lane {name}: unguarded agents", *lane_check(lanes[name]))
     _heartbeat(home, report)
     _autonomy(home, report)
     _integrations(home, report)

@@ -23,6 +23,8 @@ from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
 from zen.agents.common import settings_env
 from zen.agents.settings import hook_settings
+from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
+from zen.agents.unguarded import mode as unguarded_mode
 from zen.core.events import EventType as E
 from zen.errors import ZenError
 from zen.observe import telemetry
@@ -199,9 +201,13 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     adapter = get_adapter(ctx.agent)
     paths = ctx.paths
     worktree = prepared.worktree
+    lane = lane_of(ctx)
     spec = adapter.launch(LaunchContext(home=ctx.home.root, job_id=ctx.job_id, job_dir=paths.dir, worktree=worktree,
                                         handoff=paths.handoff, task=ctx.task, zen_argv=zen_argv(),
-                                        settings=ctx.agent_settings, repo=lane_of(ctx).repo))
+                                        settings=ctx.agent_settings, repo=lane.repo, lane=dict(lane.spec)))
+    if not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN and unguarded_mode(lane.spec) == "sandbox":
+        spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
+                                 git_dir=g.common_dir(worktree))
     for path, content in spec.files.items():
         p = Path(path) if Path(path).is_absolute() else worktree / path
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -225,6 +231,9 @@ def run_preflight(ctx: JobContext) -> None:
     """Preflight before the agent may start (DESIGN section 7): recorded either way; a FAIL
     stops the spawn with the report in the timeline."""
     report = preflight.for_spawn(ctx.home, ctx.task.lane, hook_settings(zen_argv()))
+    unguarded = spawn_check(ctx.agent, ctx.task.lane, lane_of(ctx).spec)
+    if unguarded is not None:  # a copy: the spawn cache keeps the shared report
+        report = preflight.Report([*report.checks, preflight.Check(f"agent {ctx.agent}", *unguarded)])
     if not report.ok:
         ctx.append(E.PREFLIGHT_FAILED, report=report.as_dict()["checks"])
         first = report.failures[0]

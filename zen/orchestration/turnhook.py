@@ -12,7 +12,7 @@ does nothing, and whatever happens it exits 0 without a traceback.
     SessionEnd                            -> session.ended (a hint: tmux tells the exit code)
     codex-notify '<json>'                 -> turn.waiting  idle (agent-turn-complete; not the
                                              session-title side turn Codex's TUI also reports)
-    aider-notify                          -> turn.waiting  idle
+    aider-notify [--usage-file LOG]       -> turn.waiting  idle (and usage from aider's analytics log)
 
 `--agent NAME` after the event says whose hook it is (Codex and Gemini CLI register theirs so):
 their Stop carries a transcript of another format, read for token usage by that agent's parser.
@@ -119,20 +119,28 @@ def main(argv: list[str]) -> int:
         return 0
 
 
-def _agent(argv: list[str]) -> str:
-    """`--agent NAME` (or --agent=NAME) among the arguments after the event, else claude."""
+def _opt(argv: list[str], name: str) -> str | None:
+    """`NAME VALUE` (or NAME=VALUE) among the arguments after the event."""
     for i, arg in enumerate(argv):
-        if arg == "--agent" and i + 1 < len(argv):
+        if arg == name and i + 1 < len(argv):
             return argv[i + 1]
-        if arg.startswith("--agent="):
+        if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
-    return "claude"
+    return None
+
+
+def _agent(argv: list[str]) -> str:
+    """`--agent NAME` after the event, else claude."""
+    return _opt(argv, "--agent") or "claude"
 
 
 def _record_usage(agent: str, event: str, job_dir: Path, job: str, home: Path, payload: dict[str, Any]) -> None:
     """Token usage since the last usage event, from the agent's transcript (Claude Code's, a Codex
     rollout, a Gemini CLI chat log), after the turn event, so turn.waiting is never held up by it."""
     transcript = payload.get("transcript_path")
+    if event == "aider-notify" and payload.get("usage_file"):
+        # aider says nothing to its notification command: the adapter names its analytics log
+        transcript, event = payload["usage_file"], "Stop"
     if not transcript or event not in ("Stop", "SessionEnd"):
         return
     # only after a turn with a transcript: keeps every other call lean
@@ -157,7 +165,7 @@ def _main(argv: list[str]) -> int:
         if not isinstance(payload, dict):
             payload = {}
     elif event == "aider-notify":
-        payload = {}
+        payload = {"usage_file": _opt(argv[1:], "--usage-file")}
     else:
         payload = _read_stdin()
     home = os.environ.get("ZEN_HOME")
