@@ -64,7 +64,7 @@ def test_malformed_input_blocks(home: Path, wt: Path, raw: bytes) -> None:
     assert r.stderr.startswith("zen guardian: ") and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("args", [["--bogus"], ["--agent", "gemini"], ["--agent"], ["--worktree"]])
+@pytest.mark.parametrize("args", [["--bogus"], ["--agent", "copilot"], ["--agent"], ["--worktree"]])
 def test_bad_arguments_block(home: Path, wt: Path, args: list[str]) -> None:
     r = hook(bash("ls", wt), *args, env=job_env(home, "j1"))
     assert r.returncode == 2 and r.stderr.startswith("zen guardian: ")
