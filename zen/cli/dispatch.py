@@ -69,7 +69,7 @@ def dispatch(
     render.emit(task, json_out, _dispatched)
     if agent is None and task_file is None and task.agent is AgentKind.sim:
         render.note(SIM_NOTE)  # on stderr, with --json too: a newcomer must not miss it
-    if task.agent.value in UNGUARDED:
+    if task.agent.value in UNGUARDED and task.agent.value != "cmd":  # cmd: the human chose the command
         render.note(f"zen: {task.agent.value} is unguarded: it has no pre-execution hook, so zen's guardian does "
                     "not see its commands or edits; it starts only on a lane that accepts that or inside "
                     "zen's sandbox (lanes.<name>.unguarded; zen preflight says which)")

@@ -223,15 +223,18 @@ class JobWatcher:
         if self.initial_input is not None:
             tr = self._first_input(info, tr, now)
         if tr is not None:
-            fields: dict[str, Any] = {"by": "activity"}
-            if tr.state == WAITING:
-                fields["reason"] = tr.reason
-            # our own events come back through the tail as actor "supervisor" and are skipped there
-            self.deps.store.append(self.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING,
-                                   **fields)
-            self.deps.store.snapshot(self.job_id)
-            if tr.state == WAITING:
-                self.deps.turn_ended(self.job_id)
+            self._record_turn(tr, "activity")
+
+    def _record_turn(self, tr: Transition, by: str) -> None:
+        """Record a transition the watcher saw itself (by output activity, or the agent's own
+        state report); our events come back through the timeline as actor supervisor, skipped there."""
+        fields: dict[str, Any] = {"by": by}
+        if tr.state == WAITING:
+            fields["reason"] = tr.reason
+        self.deps.store.append(self.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING, **fields)
+        self.deps.store.snapshot(self.job_id)
+        if tr.state == WAITING:
+            self.deps.turn_ended(self.job_id)
 
     def _first_input(self, info: PaneInfo, tr: Transition | None, now: float) -> Transition | None:
         """Type the agent's first prompt (LaunchSpec.initial_input: aider cannot take it otherwise)
@@ -290,12 +293,7 @@ class JobWatcher:
             return
         tr = self.detector.agent_state(now, *found) if found else None
         if tr is not None:
-            fields: dict[str, Any] = {"by": "agent"}
-            if tr.state == WAITING:
-                fields["reason"] = tr.reason
-            self.deps.store.append(self.job_id, E.TURN_WAITING if tr.state == WAITING else E.TURN_WORKING,
-                                   **fields)
-            self.deps.store.snapshot(self.job_id)
+            self._record_turn(tr, "agent")
 
     def idle_due_in(self, now: float) -> float | None:
         return self.detector.idle_due_in(now)
