@@ -10,16 +10,34 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.claude.zenrun import Job, supervisor
+from tests.claude import zenrun
+from tests.claude.zenrun import Job
 from tests.helpers import zen
+from zen.orchestration.control import stop_all
+from zen.store.home import Home
 
 __all__ = ["Job", "agent_home", "dispatch", "real_agent_skip", "stays_waiting", "supervisor"]
+
+
+@contextmanager
+def supervisor(home: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`zen supervise` for the test (tests.claude.zenrun.supervisor); afterwards every agent still
+    running is stopped (TERM, grace, KILL), as the kill switch does: a real agent survives the
+    end of its tmux server, and no test may leave one behind."""
+    try:
+        with zenrun.supervisor(home, log) as p:
+            yield p
+    finally:
+        stop_all(Home(home), reason="test over")
 
 
 def real_agent_skip(items: list[pytest.Item], here: Path, fixture: str, installed: bool, reason: str) -> None:
