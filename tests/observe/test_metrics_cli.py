@@ -96,3 +96,21 @@ def test_bad_options_say_so_in_one_line(zh: Path) -> None:
         r = zen("metrics", *args)
         assert r.returncode in (1, 2) and words in r.stderr and "Traceback" not in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_metrics_of_an_agent_with_no_telemetry_and_no_transcript(zh: Path, sup: Any) -> None:
+    """A `cmd` agent reports nothing itself: the figures are what zen saw (its turns, its wall
+    time), and the job counts in the fleet, with no API figures invented."""
+    r = zen("dispatch", "quiet work", "--agent", "cmd", "--cmd", "sh -c 'echo working; sleep 1.5; echo done'",
+            "--lane", "app", "--json")
+    assert r.returncode == 0, r.stderr
+    job = json.loads(r.stdout)["id"]
+    wait_state(zh, job, "harvested", timeout=60)
+    m = zen_json("metrics", job)
+    assert m["usage_sources"] == {"otel": 0, "transcript_or_rollout": 0, "none": 1}
+    assert m["api_calls"] == 0 and m["cost_usd"] == 0 and m["api_latency_ms"]["count"] == 0
+    assert m["wall_time_s"] >= 1.5 and m["turns"] >= 1
+    assert "reconciliation" not in m and "limits" not in m
+    assert zen_json("metrics")["jobs"] == 1
+    text = zen("metrics", job)
+    assert text.returncode == 0 and "Traceback" not in text.stderr

@@ -94,6 +94,7 @@ class EventType(StrEnum):
     JOB_CANCELLED = "job.cancelled"
     JOB_FAILED = "job.failed"
     JOB_PAUSED = "job.paused"
+    LIMIT_REACHED = "limit.reached"
     JOB_RESUMED = "job.resumed"
     HARVEST_DONE = "harvest.done"
     HARVEST_FAILED = "harvest.failed"
@@ -284,6 +285,8 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.JOB_TIMEOUT, "the task's timeout passed; the agent is stopped", req("after_s", NUM)),
     _spec(E.JOB_CANCELLED, "a human cancelled the job", opt("reason", STR)),
     _spec(E.JOB_FAILED, "the job failed", req("reason", STR)),
+    _spec(E.LIMIT_REACHED, "a policy/guardian.yaml limit of the job was reached; job.failed follows",
+          req("limit", STR), req("max", INT), req("used", INT), opt("reason", STR)),
     _spec(E.JOB_PAUSED, "the agent's process group was stopped (SIGSTOP); its timeout clock stops",
           opt("by", STR), opt("pid", INT, NONE)),
     _spec(E.JOB_RESUMED, "the agent's process group was continued (SIGCONT)",

@@ -240,3 +240,6 @@ DESTRUCTIVE_DB_COMMANDS: tuple[str, ...] = (
 
 # Shutting the machine down is never an agent's call.
 POWER_COMMANDS: tuple[str, ...] = ("shutdown", "reboot", "halt", "poweroff", "telinit")
+
+# policy/guardian.yaml `limits`: per-job caps the supervisor enforces from the observatory's counts
+LIMIT_KEYS = ("max_api_calls", "max_file_operations", "max_tokens_per_session")

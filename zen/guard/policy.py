@@ -44,7 +44,7 @@ from typing import Any
 from zen.guard import defaults
 from zen.store import layout
 
-FORMAT = 1          # bump when the compiled JSON changes shape
+FORMAT = 2          # bump when the compiled JSON changes shape
 CACHE_NAME = layout.GUARD_CACHE
 LEVELS = ("observe", "suggest", "act-and-report", "autonomous")
 APPROVAL_SWITCHES = ("file_deletes", "system_commands", "network_requests")
@@ -57,7 +57,7 @@ DOC_LABELS = frozenset({"www", "docs", "doc", "developer", "developers", "dev", 
 
 _GUARDIAN_KEYS = {"zen", "require_approval", "integrations", "high_consequence_hosts",
                   "vendor_clis", "credential_paths", "credential_commands", "protected_paths",
-                  "system_commands", "network_commands", "rules"}
+                  "system_commands", "network_commands", "rules", "limits"}
 _RULE_KEYS = {"id", "reason", "decision", "match", "domains", "levels"}
 _MATCH_KEYS = {"command", "subcommand", "args", "flags", "path", "text", "tool", "host"}
 _INTEGRATION_KEYS = {"base_url", "methods", "credential", "auth", "hosts", "category",
@@ -241,6 +241,11 @@ def _compile_guardian(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw_rules, list):
         raise PolicyError(f"{where}: rules must be a list")
     rules = [_compile_rule(r, f"{where}: rules[{i}]", where) for i, r in enumerate(raw_rules)]
+    limits = _mapping(d.get("limits"), f"{where}: limits")   # enforced by zen/observe/limits.py
+    _unknown(limits, set(defaults.LIMIT_KEYS), f"{where}: limits")
+    for k, v in limits.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise PolicyError(f"{where}: limits.{k} must be a whole number of at least 0 (0: no limit)")
     return {
         "require_approval": switches,
         "hosts": hosts,
@@ -252,6 +257,7 @@ def _compile_guardian(data: Any, where: str) -> dict[str, Any]:
         "system_commands": _strs(d.get("system_commands"), f"{where}: system_commands"),
         "network_commands": _strs(d.get("network_commands"), f"{where}: network_commands"),
         "rules": rules,
+        "limits": {str(k): v for k, v in limits.items() if v},
     }
 
 

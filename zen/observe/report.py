@@ -14,7 +14,7 @@ from typing import Any
 from zen.core.events import timestamp
 from zen.core.model import JobStatus
 from zen.errors import NotFound, UsageError
-from zen.observe import snapshot
+from zen.observe import limits, snapshot
 from zen.observe.metrics import JobFold, figures, reconciliation
 from zen.store import spool
 from zen.store.jobs import JobStore
@@ -66,6 +66,9 @@ def job_report(home: Home, job_id: str, since: str | None = None) -> MetricsRepo
     rec = reconciliation(fold)
     if rec is not None:
         extra["reconciliation"] = rec
+    against = limits.usage_of(home, fold)
+    if against:
+        extra["limits"] = against           # policy/guardian.yaml limits: max and used
     return MetricsReport("job", since, now, figures([fold], since, now), job=job_id, extra=extra)
 
 

@@ -43,6 +43,7 @@ from zen.errors import ZenError
 from zen.guard.server import Resident
 from zen.observe import receiver
 from zen.observe import snapshot as metrics
+from zen.observe.limits import Limits
 from zen.orchestration import control, spawn
 from zen.orchestration.context import JobContext
 from zen.orchestration.intake import Intake
@@ -108,7 +109,8 @@ class Supervisor:
         self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked))
         self.webhooks = Webhooks(home)  # coordinator.notification_webhook, from coord/outbox/
         self.deps = WatchDeps(store=self.store, clock=clock, panes=self.tmux, signal=signal_fn,
-                              turn_ended=self.coord.poke, publish=self._metrics)
+                              turn_ended=self.coord.poke, publish=self._metrics,
+                              observed=self._limits)
         self.intake = Intake(home, self.store)
         self.starter = Starter(home, self.store, self.tmux, clock, config=self.config, spawner=spawner,
                                ended=self.coord.job_ended)
@@ -122,6 +124,7 @@ class Supervisor:
         # guardian for every call, and decide alone whenever it is not there
         self.guard = Resident(str(home.root))
         self.otlp: receiver.Receiver | None = None
+        self.limits = Limits(home)          # policy/guardian.yaml limits, from the observatory's counts
 
     @property
     def queued(self) -> set[str]:
@@ -280,6 +283,16 @@ class Supervisor:
     def _track_started(self, job_id: str, launched: Launched) -> None:
         watcher = self._track(job_id, self.store.snapshot(job_id))
         watcher.initial_input = launched.initial_input or None
+
+    def _limits(self, job_id: str, new: list[dict[str, Any]]) -> None:
+        """policy/guardian.yaml limits: a job over one is failed (its agent then stopped)."""
+        try:
+            got = self.limits.observe(job_id, new)
+        except (OSError, ValueError) as exc:
+            log.warning("job %s: cannot check its limits: %s", job_id, exc)
+            return
+        if got is not None:
+            log.info("job %s: %s; stopping the agent", job_id, got.reason)
 
     def _metrics(self, job_id: str) -> None:
         """Publish the job's metrics.json (the observatory's snapshot of its timeline)."""

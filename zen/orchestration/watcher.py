@@ -67,6 +67,8 @@ class WatchDeps:
     signal: Callable[[PaneInfo, int], object]     # zen.adapters.tmux.signal_pane
     turn_ended: Callable[[str], object] = lambda job_id: None   # the coordinator compares changes then
     publish: Callable[[str], object] = lambda job_id: None      # the observatory's metrics.json
+    # every batch of new events: the observatory enforces the job's limits from them
+    observed: Callable[[str, list[dict[str, Any]]], object] = lambda job_id, new: None
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ class JobWatcher:
                 # someone else (zen cancel / finish, the kill switch) ended it or recorded the end
                 self.cancelled = True
         if new:
+            self.deps.observed(self.job_id, new)
             store.snapshot(self.job_id)
             if any(ev.get("type") == E.TURN_WAITING for ev in new):
                 self.deps.turn_ended(self.job_id)
