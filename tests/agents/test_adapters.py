@@ -3,6 +3,7 @@ so what they would be started with is the contract), and how each one reads a sc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sys
@@ -89,6 +90,10 @@ def test_codex_command_line(tmp_path: Path) -> None:
     assert spec.argv[-6:] == ["--ask-for-approval", "on-request", "--sandbox", "workspace-write",
                               "--", prompt_for(c)]
     assert spec.files == {} and get_adapter("codex").exit_keys == ["/quit", "Enter"]
+    # zen's own options (its telemetry exporter) go in before the prompt's `--`
+    extra = dataclasses.replace(c, extra_args=("-c", "otel.exporter=none"))
+    argv = get_adapter("codex").launch(extra).argv
+    assert argv[-8:-6] == ["-c", "otel.exporter=none"] and argv[-2] == "--"
 
 
 def test_aider_types_its_prompt_notifies_zen_and_runs_no_shell_commands(tmp_path: Path) -> None:

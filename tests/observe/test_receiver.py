@@ -148,7 +148,7 @@ def test_a_claude_jobs_environment(tmp_path: Path) -> None:
         assert telemetry.token_job(rx.secret, header) == "J1"
         assert telemetry.token_job(rx.secret, header.replace("J1", "J2")) is None
         assert not (job_dir / telemetry.RELAY_FILE).exists()
-        for agent, obs in (("codex", {}), ("claude", {"telemetry": False})):
+        for agent, obs in (("aider", {}), ("claude", {"telemetry": False})):
             assert telemetry.job_env(home.control, job_dir, "J1", agent, "app", {}, obs) == {}
 
 
@@ -199,3 +199,46 @@ def test_a_users_own_logs_export_is_relayed(tmp_path: Path) -> None:
     finally:
         collector.server.shutdown()
         collector.server.server_close()
+
+
+def test_a_codex_jobs_exporter_and_a_users_own_codex_telemetry(tmp_path: Path) -> None:
+    home = _home(tmp_path, "J1")
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    user = {"CODEX_HOME": str(codex_home), "OTEL_RESOURCE_ATTRIBUTES": "team=blue"}
+    assert telemetry.agent_args(home.control, "J1", "codex", user, {}) == []      # no receiver here
+    with Receiver(home) as rx:
+        args = telemetry.agent_args(home.control, "J1", "codex", user, {})
+        assert args[0] == "-c" and args[1].startswith("otel.exporter={otlp-http={")
+        assert f'endpoint="http://127.0.0.1:{rx.port}/v1/logs"' in args[1] and 'protocol="json"' in args[1]
+        token = args[1].split('Authorization="', 1)[1].split('"', 1)[0]
+        assert telemetry.token_job(rx.secret, token) == "J1"
+        env = telemetry.job_env(home.control, home.job("J1").dir, "J1", "codex", "app", user, {})
+        assert env == {"OTEL_RESOURCE_ATTRIBUTES": "team=blue,zen.job=J1,zen.lane=app"}
+        assert telemetry.agent_args(home.control, "J1", "codex", user, {"telemetry": False}) == []
+        assert telemetry.agent_args(home.control, "J1", "claude", user, {}) == []
+        # the user exports Codex's telemetry themselves: zen leaves their exporter alone
+        (codex_home / "config.toml").write_text('[otel]\nexporter = { otlp-http = { endpoint = "http://x/v1/logs" } }\n')
+        assert telemetry.agent_args(home.control, "J1", "codex", user, {}) == []
+        (codex_home / "config.toml").write_text('[otel]\nexporter = "none"\n')
+        assert telemetry.agent_args(home.control, "J1", "codex", user, {}) != []
+
+
+def _codex_completed(seq: int, counts: bool) -> dict[str, Any]:
+    attrs = {"event.name": "codex.sse_event", "event.kind": "response.completed", "model": "gpt-5.5",
+             "conversation.id": "c1", "event.sequence": seq}
+    if counts:
+        attrs |= {"input_token_count": "1000", "output_token_count": "50", "cached_token_count": "400",
+                  "reasoning_token_count": "10"}
+    return {"timeUnixNano": str(1764410400000000000 + seq), "body": {"stringValue": "codex.sse_event"},
+            "attributes": [{"key": k, "value": {"stringValue": str(v)}} for k, v in attrs.items()]}
+
+
+def test_codex_logs_each_response_once_with_its_counts(rx: Receiver) -> None:
+    """Codex 0.171 logs response.completed twice per response, once without the counts."""
+    body = {"resourceLogs": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "codex_exec"}}]},
+        "scopeLogs": [{"logRecords": [_codex_completed(1, False), _codex_completed(2, True)]}]}]}
+    assert _post(rx, json.dumps(body).encode()).status_code == 200
+    [call] = [e for e in events.read_events(rx.home.job("J1").events) if e["type"] == "api.request"]
+    assert (call["input_tokens"], call["cache_read_input_tokens"], call["output_tokens"]) == (600, 400, 50)

@@ -26,6 +26,7 @@ class LaunchContext:
     settings: dict[str, Any] = field(default_factory=dict)  # zen.yaml agents.<name>
     repo: Path | None = None   # the lane's main checkout the worktree was made from
     lane: dict[str, Any] = field(default_factory=dict)      # zen.yaml lanes.<name> (empty: a repo)
+    extra_args: tuple[str, ...] = ()   # options zen adds for the job (Codex: its OTel exporter)
 
 
 @dataclass

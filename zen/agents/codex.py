@@ -113,6 +113,7 @@ class CodexAdapter:
         argv = [*agent_command(ctx, "codex"), "--no-daemon", "--dangerously-bypass-hook-trust"]
         for item in overrides:
             argv += ["-c", item]
+        argv += [*ctx.extra_args]    # zen's own: its telemetry exporter (zen/observe/telemetry.py)
         argv += [
             "--ask-for-approval", str(ctx.settings.get("approval") or "on-request"),
             "--sandbox", str(ctx.settings.get("sandbox") or "workspace-write"),

@@ -178,7 +178,8 @@ def to_event(rec: Record, prices: Mapping[str, Any] | None = None) -> tuple[str,
     model = str(a.get("model") or "")
     if rec.name in ("claude_code.api_request", "codex.sse_event"):
         if rec.name == "codex.sse_event":
-            if str(a.get("event.kind") or "") != "response.completed":
+            # Codex 0.171 logs response.completed twice: once bare, once with the token counts
+            if str(a.get("event.kind") or "") != "response.completed" or "input_token_count" not in a:
                 return None
             tokens = codex_tokens(a)
         else:

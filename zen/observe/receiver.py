@@ -129,6 +129,9 @@ def _handler(rx: Receiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "zen-otlp"
+        # the answer's head and body are two writes: without this, Nagle and the client's delayed
+        # ACK hold every answer ~40 ms on a kept-alive connection
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("otlp %s", format % args)

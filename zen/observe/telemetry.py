@@ -31,6 +31,7 @@ import hmac
 import json
 import os
 import secrets
+import tomllib
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -190,13 +191,50 @@ def job_env(control: Path, job_dir: Path, job_id: str, agent: str, lane: str, en
             observatory: Mapping[str, Any]) -> dict[str, str]:
     """What an agent of kind `agent` adds to its environment for zen's telemetry (zen.yaml
     `observatory`: `telemetry`, `export_interval`)."""
-    if agent != "claude" or not observatory.get("telemetry", True):
+    if agent not in ("claude", "codex") or not observatory.get("telemetry", True):
         return {}
+    if agent == "codex":     # the exporter is in its argv (codex_args); the job's name is here
+        if live_port(control) is None:
+            return {}
+        return {"OTEL_RESOURCE_ATTRIBUTES": resource_attributes(env.get("OTEL_RESOURCE_ATTRIBUTES"), job_id, lane)}
     try:
         interval = parse_duration(observatory.get("export_interval") or "1s")
     except ValueError:
         interval = 1.0
     return claude_env(control, job_dir, job_id, lane, env, interval)
+
+
+def agent_args(control: Path, job_id: str, agent: str, env: Mapping[str, str],
+               observatory: Mapping[str, Any]) -> list[str]:
+    """Options an agent of kind `agent` takes for zen's telemetry (Codex: `codex_args`)."""
+    if agent != "codex" or not observatory.get("telemetry", True):
+        return []
+    return codex_args(control, job_id, env)
+
+
+def codex_args(control: Path, job_id: str, env: Mapping[str, str]) -> list[str]:
+    """`-c otel.exporter=...` sending a Codex job's OpenTelemetry logs to this process's receiver
+    (Codex 0.171 honours it, and OTEL_RESOURCE_ATTRIBUTES); [] when no receiver runs here, or
+    when the user's own config.toml exports telemetry already (theirs is left as it is: the
+    rollout still counts the job)."""
+    port = live_port(control)
+    if port is None or _codex_exports(env):
+        return []
+    token = job_token(ensure_secret(control), job_id)
+    exporter = (f'otel.exporter={{otlp-http={{endpoint="http://127.0.0.1:{port}{LOGS_PATH}",'
+                f'protocol="json",headers={{Authorization="Bearer {token}"}}}}}}')
+    return ["-c", exporter]
+
+
+def _codex_exports(env: Mapping[str, str]) -> bool:
+    home = env.get("CODEX_HOME") or str(Path(env.get("HOME") or "~").expanduser() / ".codex")
+    try:
+        with (Path(home) / "config.toml").open("rb") as f:
+            otel = tomllib.load(f).get("otel")
+    except (OSError, ValueError):
+        return False
+    exporter = otel.get("exporter") if isinstance(otel, dict) else None
+    return exporter not in (None, "none")
 
 
 def relay_of(job_dir: Path) -> dict[str, Any] | None:

@@ -204,7 +204,10 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     lane = lane_of(ctx)
     spec = adapter.launch(LaunchContext(home=ctx.home.root, job_id=ctx.job_id, job_dir=paths.dir, worktree=worktree,
                                         handoff=paths.handoff, task=ctx.task, zen_argv=zen_argv(),
-                                        settings=ctx.agent_settings, repo=lane.repo, lane=dict(lane.spec)))
+                                        settings=ctx.agent_settings, repo=lane.repo, lane=dict(lane.spec),
+                                        extra_args=tuple(telemetry.agent_args(
+                                            ctx.home.control, ctx.job_id, ctx.agent, prepared.env,
+                                            ctx.config.section("observatory")))))
     if not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN and unguarded_mode(lane.spec) == "sandbox":
         spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
                                  git_dir=g.common_dir(worktree))
