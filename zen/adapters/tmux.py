@@ -23,6 +23,9 @@ Facts this relies on (measured on tmux 3.3a, reference/agents.md section 6, flee
   stops at the first command that fails.
 - pipe-pane survives respawn-pane, so a session is created holding a placeholder, its output is
   piped to the log, and only then is the agent respawned into it: no early output is lost.
+- A dead pane kept by remain-on-exit keeps its pipe-pane open (the log's writer does not end), so
+  a death changes no file by itself; the server's `pane-died` hook touches a file instead
+  (`died_file`), which is how the supervisor hears of a death without listing panes.
 """
 
 from __future__ import annotations
@@ -130,15 +133,16 @@ def _first_line(r: tmux_cmd) -> str:
 
 
 class Tmux:
-    def __init__(self, socket: str, conf: Path) -> None:
+    def __init__(self, socket: str, conf: Path, died_file: Path | None = None) -> None:
         self.socket = socket
         self.conf = conf
+        self.died_file = died_file    # touched by the server whenever a pane dies
         # resolved once: libtmux would otherwise search $PATH on every call
         self.server = libtmux.Server(socket_name=socket, config_file=str(conf), tmux_bin=shutil.which("tmux"))
 
     @classmethod
     def for_home(cls, home: Home) -> Tmux:
-        return cls(home.tmux_socket, home.control / "tmux.conf")
+        return cls(home.tmux_socket, home.control / "tmux.conf", home.pane_died)
 
     # -- plumbing -------------------------------------------------------------
     def ensure_conf(self) -> None:
@@ -259,6 +263,7 @@ class Tmux:
             # sets window-size manual on this window, at this size, whoever attached before
             ["resize-window", "-t", f"={session}:", "-x", str(WIDTH), "-y", str(HEIGHT)],
             ["set-option", "-g", "remain-on-exit", "on"],
+            *self._died_hook(),
             ["pipe-pane", "-t", f"={session}:", f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}"],
             ["show-environment", "-g"],
         )
@@ -278,6 +283,14 @@ class Tmux:
             raise TmuxError(f"tmux did not report the new pane of session {session}")
         names = {n for line in r.stdout[1:] if (n := line.lstrip("-").split("=", 1)[0])}
         return pane_id, names
+
+    def _died_hook(self) -> list[list[str]]:
+        """`set-hook -g pane-died` touching `died_file` (set with every new session, as
+        remain-on-exit is: the server may predate this zen)."""
+        if self.died_file is None:
+            return []
+        touch = f"touch {shlex.quote(str(self.died_file))}".replace("#", "##")
+        return [["set-hook", "-g", "pane-died", f"run-shell -b {shlex.quote(touch)}"]]
 
     def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0) -> None:
         """Type `text` into the pane, then Enter as a separate key. Multi-line text (and any text

@@ -80,7 +80,8 @@ class _Forward(FileSystemEventHandler):
 class FileEvents:
     """File events under some directories, each handed to `on_path(path)` on watchdog's thread.
 
-    Used by the live views and the notifier to react to timeline appends instead of polling.
+    Used by the supervisor, the live views and the notifier to react to timeline appends and
+    output instead of polling.
     `start()` returns False when file events are unavailable (e.g. out of inotify watches): the
     caller then falls back to its own slow sweep. Moves report their destination.
     """

@@ -110,15 +110,16 @@ class Scanner:
     def forget(self, job_id: str) -> None:
         self.seen.pop(job_id, None)
 
-    def scan(self, jobs: list[str], by: str = "interval") -> None:
-        """One pass over `jobs` (the live ones): record what changed since the last pass."""
+    def scan(self, jobs: list[str], by: str = "interval", quiet: set[str] | frozenset[str] = frozenset()) -> None:
+        """One pass over `jobs` (the live ones): record what changed since the last pass. A job
+        in `quiet` (its agent waits, nothing new since the last pass) keeps its last reading."""
         for j in list(self.seen):
             if j not in jobs:
                 self.seen.pop(j)
         current: dict[str, list[str]] = {}
         for job_id in jobs:
             try:
-                paths = self._job(job_id, by)
+                paths = self._job(job_id, by, job_id in quiet)
             except ZenError as exc:
                 log.info("coordinator: cannot read the changes of %s: %s", job_id, exc)
                 continue
@@ -136,8 +137,10 @@ class Scanner:
             self._base(lane_jobs, current)
 
     # -- one job ----------------------------------------------------------------------------------
-    def _job(self, job_id: str, by: str) -> list[str] | None:
+    def _job(self, job_id: str, by: str, quiet: bool = False) -> list[str] | None:
         seen = self.seen.get(job_id)
+        if quiet and seen is not None and seen.paths is not None and seen.fingerprint is not None:
+            return seen.paths
         if seen is None:
             seen = job_facts(self.home, job_id)
             if seen is None:

@@ -9,7 +9,9 @@ The supervisor makes one `Coordinator(home, live_jobs)` and calls four small thi
     job_ended(job_id)     the moment an end is recorded (exit, cancel, failure): its leases go
 
 The thread wakes every `coordinator.scan_interval` (or when poked) and runs one pass of the
-change scanner (zen.coord.changes) over the live jobs; every third of `lock_timeout` it renews
+change scanner (zen.coord.changes) over the live jobs (those `quiet(since)` names, agents
+waiting for a human with nothing new since the last pass, keep what was last read of them: an
+idle fleet costs no git); every third of `lock_timeout` it renews
 the live jobs' leases, and every `RECONCILE_S` it releases leases whose job has ended by a path
 the supervisor did not see (a `zen cancel` with no supervisor, a crash). Errors are logged and
 the next pass tries again: the coordinator never takes the supervisor down.
@@ -44,9 +46,12 @@ def release_ended(home: Home, job_id: str, why: str) -> int:
 
 
 class Coordinator:
-    def __init__(self, home: Home, live_jobs: Callable[[], list[str]]) -> None:
+    def __init__(self, home: Home, live_jobs: Callable[[], list[str]],
+                 quiet: Callable[[float], set[str]] = lambda since: set()) -> None:
         self.home = home
         self.live_jobs = live_jobs
+        self.quiet = quiet            # live jobs with nothing new since a monotonic time
+        self._scanned = float("-inf")
         self.scanner = Scanner(home)
         self._wake = threading.Condition()
         self._poked: set[str] = set()
@@ -105,16 +110,18 @@ class Coordinator:
                     return
                 poked, self._poked = self._poked, set()
             try:
-                self.step(settings, "turn" if poked else "interval")
+                self.step(settings, "turn" if poked else "interval", poked)
             except Exception:
                 log.exception("coordinator pass failed; trying again next time")
 
-    def step(self, settings: Settings, by: str) -> None:
+    def step(self, settings: Settings, by: str, poked: set[str] | None = None) -> None:
         now = time.monotonic()
         jobs = sorted(self.live_jobs())
+        quiet = self.quiet(self._scanned) - (poked or set())
+        self._scanned = now
         if settings.leases and now - self._renewed >= settings.lock_timeout_s / 3:
             leases.renew_job(self.home.root, jobs)
             self._renewed = now
         if now - self._reconciled >= RECONCILE_S:
             self.reconcile()
-        self.scanner.scan(jobs, by)
+        self.scanner.scan(jobs, by, quiet=quiet)

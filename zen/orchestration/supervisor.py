@@ -1,8 +1,16 @@
 """`zen supervise`: one loop per home (DESIGN section 3).
 
-Wake on a spool hint or a short tick; intake (claim spool/new, record jobs); step every live job
-(its JobWatcher: turns, timeout, end); start what the scheduler allows (Starter: plan, spawn,
-retries). Everything the loop knows is rebuilt from the job timelines and tmux on start
+Wake on a spool hint, a file event of a live job or a due timer; intake (claim spool/new, record
+jobs); step the live jobs that need a look (their JobWatcher: turns, timeout, end); start what the
+scheduler allows (Starter: plan, spawn, retries).
+
+An idle agent costs nothing (issue 21): the loop learns of output and of timeline appends from
+file events on the jobs' pane.log, events.jsonl and exit_code (and of control/pane-died, which
+zen's tmux server touches when a pane dies), and a watcher is stepped only when such an event names its job (no more
+often than once a tick while its agent prints) or when its own clock says a look is due
+(`JobWatcher.next_due`: the idle timer, the timeout, a KILL after a TERM). Every live job is still
+looked at every SWEEP_S (a missed event costs that much, never a lost turn), and without file
+events at all the loop steps every live job every tick, as it always did. Everything the loop knows is rebuilt from the job timelines and tmux on start
 (`recover`, decided per job by zen.core.recovery), so a kill -9 at any moment loses nothing and
 runs no task twice:
 
@@ -25,11 +33,12 @@ import json
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
-from zen.adapters.watch import SpoolWatch
+from zen.adapters.watch import FileEvents, SpoolWatch
 from zen.agents import get_adapter
 from zen.agents.base import AgentAdapter
 from zen.coord.runner import Coordinator
@@ -39,6 +48,7 @@ from zen.core.clock import SYSTEM, Clock
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.model import CONTROL_VERSION, JobSnapshot
+from zen.core.turns import WAITING
 from zen.errors import ZenError
 from zen.guard.server import Resident
 from zen.observe import receiver
@@ -58,10 +68,14 @@ from zen.store.atomic import atomic_write
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
+from zen.store.layout import EVENTS, EXIT_FILE, PANE_LOG
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_EVERY_S = 1.0
+SWEEP_S = 5.0                # with file events: how often every live job is looked at all the same
+# the files of a job directory whose change is worth a look at the job
+_WAKING = frozenset({EVENTS, PANE_LOG, EXIT_FILE})
 
 
 class AlreadyRunning(ZenError):
@@ -104,9 +118,10 @@ class Supervisor:
         self.tmux = tmux if tmux is not None else Tmux.for_home(home)
         self.tick_s = max(0.01, self.cfg.seconds("supervisor", "tick"))
         self.settings = WatchSettings(idle_after_s=self.cfg.seconds("supervisor", "idle_after"),
-                                      grace_s=self.cfg.seconds("supervisor", "kill_grace"))
+                                      grace_s=self.cfg.seconds("supervisor", "kill_grace"),
+                                      follow_s=self.tick_s)
         # leases renewed and released, changes and conflicts across live jobs (DESIGN 10)
-        self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked))
+        self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked), quiet=self._quiet_since)
         self.webhooks = Webhooks(home)  # coordinator.notification_webhook, from coord/outbox/
         self.deps = WatchDeps(store=self.store, clock=clock, panes=self.tmux, signal=signal_fn,
                               turn_ended=self.coord.poke, publish=self._metrics,
@@ -117,6 +132,16 @@ class Supervisor:
         self.tracked: dict[str, JobWatcher] = {}
         self.stopping = False
         self.watch = SpoolWatch(home.spool_new)
+        # output and timeline appends of the live jobs (run() starts it; loop_once alone, as the
+        # replay tests drive it, steps every live job on every call)
+        self.files = FileEvents(self._on_path, [(home.jobs, True), (home.control, False)])
+        self.watching = False
+        self._jobs_dir = str(home.jobs) + os.sep
+        self._died = str(home.pane_died)
+        self._dirty: set[str] = set()
+        self._dirty_lock = threading.Lock()
+        self._sweep_at = float("-inf")
+        self._drained_at = float("-inf")           # when the jobs named by file events were last taken
         self.notifier = Notifier(home) if notify else None  # tells a human when a job waits for them or ends
         self._last_beat = float("-inf")
         self._lock_fd: int | None = None
@@ -144,6 +169,7 @@ class Supervisor:
         try:
             self.tmux.ensure_conf()
             self.watch.start()
+            self.watching = self.files.start()
             # agents' OpenTelemetry (before recovery: a resumed spawn is pointed at it)
             self.otlp = receiver.for_supervisor(self.home, self.cfg.section("observatory"), once=self.once)
             if self.notifier is not None:
@@ -173,6 +199,8 @@ class Supervisor:
             self.otlp.stop()
         self.guard.stop()
         self.watch.stop()
+        self.files.stop()
+        self.watching = False
         if self.notifier is not None:
             self.notifier.stop()
         self.coord.stop()
@@ -200,15 +228,75 @@ class Supervisor:
                 self._track_started(started.job_id, started.launched)
 
     def next_wait(self) -> float:
-        """Sleep a tick, or less when some agent's silence will reach idle_after sooner: a turn
-        end is noticed when it happens, not up to a tick later."""
+        """How long the loop may sleep before something is due. Without file events: a tick, or
+        less when some agent's silence will reach idle_after sooner (a turn end is noticed when it
+        happens, not up to a tick later). With them: until the soonest watcher's own due time, the
+        next tick while a job has unread events or tasks wait in the queue, the next sweep, and at
+        most a heartbeat apart."""
         now = self.clock.monotonic()
-        wait = self.tick_s
+        if not self.watching:
+            wait = self.tick_s
+            for w in self.tracked.values():
+                due = w.idle_due_in(now)
+                if due is not None:
+                    wait = min(wait, due + 0.005)
+            return max(0.005, wait)
+        wait = HEARTBEAT_EVERY_S
+        if self.tracked:
+            wait = min(wait, self._sweep_at - now)
+        if self.queued:
+            wait = min(wait, self.tick_s)    # slots, backoffs and dependencies are re-planned each tick
+        with self._dirty_lock:
+            dirty = bool(self._dirty)
+        if dirty:
+            wait = min(wait, self._drained_at + self.tick_s - now)
         for w in self.tracked.values():
-            due = w.idle_due_in(now)
+            due = w.next_due(now)
             if due is not None:
-                wait = min(wait, due + 0.005)
+                wait = min(wait, due - now + 0.005)
         return max(0.005, wait)
+
+    def _quiet_since(self, since: float) -> set[str]:
+        """Live jobs whose agent waits and that showed nothing new since `since` (monotonic):
+        the coordinator's thread keeps what it last read of their worktrees."""
+        return {j for j, w in list(self.tracked.items()) if w.detector.state == WAITING and w.changed_at < since}
+
+    # -- file events (watchdog's thread) ------------------------------------------------------------
+    def _on_path(self, path: str) -> None:
+        """A file of a job directory changed: note the job; wake the loop for the first one noted
+        since its last pass (it wakes once, not once per write of a busy agent). A pane died: look
+        at every live job now (tmux's hook does not say whose)."""
+        if path == self._died:
+            self._sweep_at = float("-inf")
+            self.watch.poke()
+            return
+        if not path.startswith(self._jobs_dir):
+            return
+        job_id, _, name = path[len(self._jobs_dir):].partition(os.sep)
+        if name not in _WAKING:
+            return
+        with self._dirty_lock:
+            first = not self._dirty
+            self._dirty.add(job_id)
+        if first:
+            self.watch.poke()
+
+    def _due_jobs(self, now: float) -> list[str]:
+        """The live jobs to look at now: all of them without file events (every call) or at a
+        sweep; else those a file event named (at most once a tick) and those whose clock is due."""
+        if not self.watching or now >= self._sweep_at:
+            self._sweep_at = now + SWEEP_S
+            with self._dirty_lock:
+                self._dirty.clear()
+            return list(self.tracked)
+        due = {j for j, w in self.tracked.items() if (t := w.next_due(now)) is not None and t <= now}
+        if now >= self._drained_at + self.tick_s:
+            with self._dirty_lock:
+                named, self._dirty = self._dirty, set()
+            if named:
+                self._drained_at = now
+                due.update(j for j in named if j in self.tracked)
+        return [j for j in self.tracked if j in due]
 
     def heartbeat(self, stopped: bool = False) -> None:
         now = self.clock.monotonic()
@@ -327,12 +415,16 @@ class Supervisor:
     def step_all(self) -> None:
         if not self.tracked:
             return
+        now = self.clock.monotonic()
+        jobs = self._due_jobs(now)
+        if not jobs:
+            return
         try:
             panes = self.tmux.panes()
         except ZenError as exc:
             log.warning("cannot list tmux panes this tick: %s", exc)
             return
-        for job_id in list(self.tracked):
+        for job_id in jobs:
             watcher = self.tracked[job_id]
             try:
                 ended = watcher.step(panes.get(watcher.session))

@@ -11,6 +11,11 @@ agents that take it as input. Everything it needs comes in through `WatchDeps` (
 the clock, the pane operations), so a test can drive it through a recorded history with a manual
 clock and a scripted pane, and a caller can step it whenever a file event says the timeline or
 the pane log moved (issue 21) as well as on a tick.
+
+An idle agent costs nothing: `next_due` says when a look is due by the clock alone (the idle
+timer, a follow-up look after a change, the timeout, the KILL after a TERM, a dead pane's
+settling), so the supervisor steps a job only then or when a file event names it; and the screen
+is read only when the pane changed since it was last read (no output, no new screen).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ class WatchSettings:
     screen_every_s: float = SCREEN_EVERY_S
     settle_wait_s: float = SETTLE_WAIT_S
     metrics_every_s: float = METRICS_EVERY_S
+    follow_s: float = 0.25                      # after a look that saw a change, look again this soon
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,10 @@ class JobWatcher:
         self.paused = paused                       # zen pause: no turns, no timeout until zen resume
         self.kill_at: float | None = None          # after a TERM: when to KILL
         self.last_screen = float("-inf")
+        self.screen_fp: Any = None                 # the fingerprint the last screen reading was of
         self.screen_reason: str | None = None
+        self.follow_at: float | None = None        # the last look saw a change: look again then
+        self.changed_at = float("-inf")            # when a look last saw output or new events
         self.dead_since: float | None = None
         self.initial_input: str | None = None      # typed once the agent first waits (LaunchSpec)
         self.metrics_at = float("-inf")            # when metrics.json was last published
@@ -130,7 +139,8 @@ class JobWatcher:
         """Look once. None while the agent lives (or its end is not told yet); Ended once it
         ended, for the caller to settle."""
         now = self.deps.clock.monotonic()
-        self.read_timeline(now)
+        fp = self.detector.fingerprint
+        changed = self.read_timeline(now)
         if info is not None and info.dead and not info.settled:
             self.dead_since = self.dead_since or now
             if now - self.dead_since < self.settings.settle_wait_s and not self.deps.store.paths(
@@ -142,10 +152,30 @@ class JobWatcher:
             return None  # stopped by zen pause: it makes no turns and its timeout clock stands still
         if not self.stop_if_due(info, now):
             self.watch_turn(info, now)
+        changed = changed or (fp is not None and self.detector.fingerprint != fp)
+        if changed:
+            self.changed_at = now
+        self.follow_at = now + self.settings.follow_s if changed else None
         return None
 
-    def read_timeline(self, now: float) -> None:
-        """What hooks, the guardian and commands appended since the last look."""
+    def next_due(self, now: float) -> float | None:
+        """When (monotonic) this job must be looked at again though no file event comes: None
+        while nothing but an event can change what it shows (an idle agent)."""
+        due = [t for t in (self.follow_at, self.kill_at) if t is not None]
+        if self.dead_since is not None:
+            due.append(self.dead_since + self.settings.settle_wait_s)
+        if self.detector.fingerprint is None:
+            due.append(now)                        # never looked at yet
+        if not self.paused:
+            idle = self.detector.idle_due_in(now)
+            if idle is not None:
+                due.append(now + idle)
+            if self.deadline is not None and self.kill_at is None:
+                due.append(now + max(0.0, self.deadline - self.deps.clock.time()))
+        return min(due) if due else None
+
+    def read_timeline(self, now: float) -> bool:
+        """What hooks, the guardian and commands appended since the last look (True when some)."""
         store = self.deps.store
         new, self.offset = ev_store.read_from(store.events_path(self.job_id), self.offset)
         det = self.detector
@@ -175,6 +205,7 @@ class JobWatcher:
             if now - self.metrics_at >= self.settings.metrics_every_s:
                 self.metrics_at = now
                 self.deps.publish(self.job_id)
+        return bool(new)
 
     def stop_if_due(self, info: PaneInfo, now: float) -> bool:
         """TERM on a cancel or the timeout, KILL a grace period later. True while stopping."""
@@ -212,13 +243,16 @@ class JobWatcher:
         fingerprint = (size, info.cursor)
         det = self.detector
         quiet = fingerprint == det.fingerprint
-        # read the screen only when it can matter: about to call the turn waiting, or already waiting
+        # read the screen only when it can matter (about to call the turn waiting, or already
+        # waiting) and only when the pane changed since it was last read: the same output is the
+        # same screen, so a silent agent's screen is read once per silence, not on every look
         due = now - self.last_screen >= min(self.settings.screen_every_s, self.settings.idle_after_s)
         idle = det.state == WAITING or now - det.last_activity >= self.settings.idle_after_s
-        if quiet and self.adapter is not None and due and idle:
+        if quiet and self.adapter is not None and due and idle and fingerprint != self.screen_fp:
             self.last_screen = now
             with contextlib.suppress(Exception):
                 self.screen_reason = self.adapter.classify_screen(self.deps.panes.capture(info.pane_id))
+                self.screen_fp = fingerprint
         if not quiet:
             self.screen_reason = None
         tr = det.observe(now, fingerprint, self.screen_reason if quiet else None,

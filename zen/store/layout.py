@@ -48,6 +48,7 @@ GUARD_SOCKET = "guard.sock"                   # the resident guardian's socket (
 GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident guardian
 OTLP_RECEIVER = "otlp.json"                   # where the supervisor's OTLP receiver listens (DESIGN 8)
 OTLP_SECRET = "otlp-secret"                   # signs each job's telemetry token (no agent reads it)
+PANE_DIED = "pane-died"                       # touched by zen's tmux server whenever an agent's pane dies
 
 # coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
 COORD_LEASES = "leases"
@@ -321,6 +322,10 @@ class Home:
     @property
     def guard_cache(self) -> Path:
         return self.logs / GUARD_CACHE
+
+    @property
+    def pane_died(self) -> Path:
+        return self.control / PANE_DIED
 
     @property
     def tmux_socket(self) -> str:

@@ -1,0 +1,114 @@
+"""An idle fleet costs the supervisor nothing (issue 21): with file events, the loop looks at a job
+only when an event names it or its own clock says a look is due, and reads a screen only when the
+pane changed since it was last read.
+
+Driven like test_replay.py (a manual clock, a scripted tmux that counts what it is asked), with
+the file events the watchdog thread would deliver handed to the supervisor by the test. The real
+thing (real tmux, real file events) is every end-to-end test of the supervisor, and the figures
+are in bench/supervisor.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.supervisor.test_replay import Replay, ScriptedTmux
+from zen.adapters.tmux import PaneInfo
+from zen.orchestration import supervisor as sup_mod
+
+FLEET = 8
+
+
+class CountingTmux(ScriptedTmux):
+    def __init__(self) -> None:
+        super().__init__()
+        self.listed = 0
+        self.captured: list[str] = []
+
+    def panes(self) -> dict[str, PaneInfo]:
+        self.listed += 1
+        return super().panes()
+
+    def capture(self, target: str, *, history: bool = False) -> str:
+        self.captured.append(target)
+        return super().capture(target, history=history)
+
+
+@pytest.fixture
+def rp(home: Path) -> Iterator[Replay]:
+    r = Replay(home)
+    cfg = r.root / "zen.yaml"
+    cfg.write_text(cfg.read_text().replace("max_concurrent_tasks: 5", f"max_concurrent_tasks: {FLEET}"))
+    r.tmux = CountingTmux()
+    r.sup = r.new_supervisor()
+    r.sup.watching = True          # as after run() started the file events
+    yield r
+
+
+def printed(rp: Replay, job: str, text: str) -> None:
+    """The agent writes, and the file event of its pane.log reaches the supervisor."""
+    rp.print(job, text)
+    rp.sup._on_path(str(rp.home.job(job).pane_log))
+
+
+def idle_fleet(rp: Replay) -> list[str]:
+    jobs = [rp.dispatch(f"idle-{i}") for i in range(FLEET)]
+    rp.tick()
+    assert sorted(rp.sup.tracked) == sorted(jobs)
+    for job in jobs:
+        printed(rp, job, "ready\n")
+    rp.tick(20)                                  # 1 s: past idle_after (0.5 s)
+    assert {rp.state(j) for j in jobs} == {"waiting"}
+    return jobs
+
+
+def test_idle_agents_are_not_looked_at_until_an_event_or_the_sweep(rp: Replay) -> None:
+    jobs = idle_fleet(rp)
+    listed, captured = rp.tmux.listed, len(rp.tmux.captured)
+    seen = {j: len(rp.events(j)) for j in jobs}
+    rp.tick(400)                                 # 20 s of silence, a loop pass every 50 ms
+    assert len(rp.tmux.captured) == captured, "a silent pane's screen was read again"
+    assert rp.tmux.listed - listed <= 20 / sup_mod.SWEEP_S + 1, "panes were listed more often than the sweep"
+    assert {j: len(rp.events(j)) for j in jobs} == seen, "an idle fleet recorded something"
+    # the loop may sleep until the next sweep or heartbeat, not a tick
+    assert rp.sup.next_wait() > 10 * rp.sup.tick_s
+
+
+def test_output_of_one_agent_wakes_only_that_job(rp: Replay) -> None:
+    jobs = idle_fleet(rp)
+    one, others = jobs[3], jobs[:3] + jobs[4:]
+    before = {j: len(rp.events(j)) for j in others}
+    captured = len(rp.tmux.captured)
+    printed(rp, one, "working again\n")
+    rp.tick(6)                                   # within idle_after: one look at the woken job
+    assert rp.types(one)[-1] == "turn.working"
+    rp.tick(20)
+    assert rp.types(one)[-1] == "turn.waiting"
+    pane = rp.tmux.live[f"zen-{one}"].pane_id
+    assert rp.tmux.captured[captured:] == [pane], "only the pane that changed is read, once"
+    assert {j: len(rp.events(j)) for j in others} == before
+
+
+def test_the_idle_timer_is_a_timer(rp: Replay) -> None:
+    job = rp.dispatch("timed")
+    rp.tick()
+    printed(rp, job, "thinking\n")
+    rp.tick()
+    # working, silent since now: the next look is due when idle_after (0.5 s) has passed, not a tick
+    wait = rp.sup.next_wait()
+    assert 0.3 < wait <= 0.5 + 0.01
+    rp.advance(wait)
+    rp.sup.loop_once()
+    assert rp.state(job) == "waiting"
+
+
+def test_a_pane_that_dies_is_found_at_once_when_tmux_says_a_pane_died(rp: Replay) -> None:
+    jobs = idle_fleet(rp)
+    rp.tick(150)                                 # past a sweep: the next is SWEEP_S away
+    rp.tmux.die(f"zen-{jobs[0]}", exit_code=0)
+    rp.sup._on_path(str(rp.home.pane_died))     # zen's tmux server's pane-died hook
+    rp.tick()
+    assert rp.state(jobs[0]) in ("exited", "harvested") and jobs[0] not in rp.sup.tracked
