@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 import typer
 
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
-from zen.cli.render import headline, ms
+from zen.cli.views import format_event, show_lines
+from zen.orchestration import overview
 from zen.orchestration.doctor import JobCheck, check_jobs
 from zen.orchestration.query import (
-    JobDetail,
     Timeline,
     follow,
     job_detail,
@@ -22,38 +21,7 @@ from zen.orchestration.query import (
     timeline,
 )
 
-_SKIP = {"v", "seq", "ts", "job", "type", "actor", "task"}
-
-
-def format_event(ev: Mapping[str, Any]) -> str:
-    extras = " ".join(f"{k}={v}" for k, v in ev.items() if k not in _SKIP)
-    ts = str(ev.get("ts", ""))[11:23]
-    line = f"{ev.get('seq', '?'):>4} {ts} {ev.get('type', '?'):<18} {ev.get('actor', ''):<10} {extras}".rstrip()
-    return render.clean(line)
-
-
-def _shown(d: JobDetail) -> Iterator[render.Out]:
-    task, snap = d.task, d.state
-    yield f"job      {d.job}"
-    yield f"name     {task.name}"
-    yield f"state    {snap.state.value}" + (f" ({render.clean(snap.reason)})" if snap.reason else "")
-    yield f"agent    {task.agent.value}" + (f" {render.clean(' '.join(task.command))}" if task.command else "")
-    yield f"lane     {task.lane or task.repo} @ {task.base}   domain {task.domain}   priority {task.priority}"
-    for label, value in (("worktree", snap.worktree), ("branch", snap.branch), ("review", snap.review_branch),
-                         ("tmux", snap.tmux_target), ("exit", snap.exit_code)):
-        if value is not None:
-            yield f"{label:<8} {value}"
-    m = d.metrics
-    if m and (m.get("api_calls") or m.get("input_tokens") or m.get("guard", {}).get("allowed")):
-        yield f"usage    {headline(m)}"
-        lat = m["api_latency_ms"]
-        if lat.get("count"):
-            yield f"         API latency p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}   (zen metrics {d.job})"
-    yield "prompt   " + render.clean(task.prompt.strip()).replace("\n", "\n         ")
-    if d.events:
-        yield "events"
-        for ev in d.events:
-            yield "  " + format_event(ev)
+__all__ = ["doctor", "format_event", "log", "register", "show"]
 
 
 def show(
@@ -62,7 +30,10 @@ def show(
     json_out: bool = JSON,
 ) -> int:
     """A job's task, state and last events."""
-    render.emit(job_detail(common.home(), job, last_events=events), json_out, _shown)
+    if json_out:  # the task as task.yaml has it, script and all
+        render.emit_json(job_detail(common.home(), job, last_events=events))
+    else:
+        render.emit(overview.job(common.home(), job, last_events=events), False, show_lines)
     return 0
 
 

@@ -146,6 +146,16 @@ def _crashed() -> int:
     return 3
 
 
+def unexpected(exc: Exception) -> int:
+    """An exception no command expected: a disk that is full or failing gets its sentence and 1,
+    anything else is a bug (3, its traceback in a crash log). zen/cli/fast.py ends the same way."""
+    sentence = disk_error(exc, common.home_option() or os.environ.get("ZEN_HOME") or "the zen home")
+    if sentence is None:
+        return _crashed()
+    sys.stderr.write(f"zen: {sentence}\n")
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -171,11 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        sentence = disk_error(exc, common.home_option() or os.environ.get("ZEN_HOME") or "the zen home")
-        if sentence is None:
-            return _crashed()
-        sys.stderr.write(f"zen: {sentence}\n")
-        return 1
+        return unexpected(exc)
     if isinstance(rv, int):
         return rv
     return 0

@@ -116,10 +116,17 @@ def width(text: str) -> int:
                for c in text)
 
 
+def _cell(value: object) -> str:
+    text = str(value)
+    if text.isascii() and text.isprintable():  # the usual cell: nothing to clean (a C-speed check)
+        return text
+    return clean(text).replace("\n", " ").replace("\t", " ")
+
+
 def table_lines(t: Table, *, bold: bool = False) -> Iterator[str]:
     """Columns left-aligned, each as wide as its widest cell, two spaces apart; cells are cleaned
     and a line break inside a cell is shown as a space."""
-    cells = [[clean(c).replace("\n", " ").replace("\t", " ") for c in row] for row in t.rows]
+    cells = [[_cell(c) for c in row] for row in t.rows]
     header = [clean(c) for c in t.columns]
     widths = [max([width(header[i]), *(width(r[i]) for r in cells if i < len(r))]) for i in range(len(header))]
 

@@ -8,7 +8,7 @@ version and its changelog), state.json `"v": 1`, control/heartbeat and control/b
 from __future__ import annotations
 
 import shlex
-from enum import IntEnum, StrEnum
+from enum import IntEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -17,6 +17,7 @@ from zen.core.agents import AgentKind
 from zen.core.durations import parse_duration
 from zen.core.events import FORMAT_VERSION
 from zen.core.ids import NAME_RE
+from zen.core.jobstate import JobStatus
 
 __all__ = ["AgentKind", "JobSnapshot", "JobStatus", "Level", "Task"]
 
@@ -24,27 +25,6 @@ TASK_VERSION = 1
 EVENT_VERSION = FORMAT_VERSION
 STATE_VERSION = 1
 CONTROL_VERSION = 1   # control/heartbeat, control/breaker.json
-
-
-class JobStatus(StrEnum):
-    queued = "queued"
-    starting = "starting"
-    working = "working"
-    waiting = "waiting"
-    paused = "paused"          # the agent's process group is stopped (zen pause); zen resume continues it
-    exited = "exited"
-    harvested = "harvested"
-    failed = "failed"
-    cancelled = "cancelled"
-
-    @property
-    def live(self) -> bool:
-        """An agent process may exist for the job."""
-        return self in (JobStatus.starting, JobStatus.working, JobStatus.waiting, JobStatus.paused)
-
-    @property
-    def final(self) -> bool:
-        return self in (JobStatus.harvested, JobStatus.failed, JobStatus.cancelled)
 
 
 class Level(IntEnum):

@@ -3,6 +3,9 @@
 state.json is always `replay(events)`; the supervisor, hooks and CLI append events and this
 function decides what they mean. Unknown event types are kept in the timeline and leave the
 state as it was, so new event types never break old readers.
+
+The reducer works on a JobSnapshot (zen.core.model) or on a Snap (zen.core.jobstate: the same
+fields, no pydantic), so the lean readers of `zen status` fold with the very same rules.
 """
 
 from __future__ import annotations
@@ -11,7 +14,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zen.core.events import EventType, usable
-from zen.core.model import JobSnapshot, JobStatus
+from zen.core.jobstate import JobStatus, Snap
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from zen.core.model import JobSnapshot
 
 S = JobStatus
 E = EventType
@@ -231,7 +238,18 @@ def apply(snap: JobSnapshot, ev: Event) -> JobSnapshot:
 
 
 def replay(job_id: str, events: Iterable[dict[str, Any]]) -> JobSnapshot:
+    # here: the reducer itself stays free of pydantic for the lean readers (replay_plain)
+    from zen.core.model import JobSnapshot
+
     snap = JobSnapshot(job=job_id)
     for ev in events:
         apply(snap, ev)
+    return snap
+
+
+def replay_plain(job_id: str, events: Iterable[dict[str, Any]], start: Snap | None = None) -> Snap:
+    """`replay` into a Snap (from `start` when given: a state.json to bring up to date)."""
+    snap = start if start is not None else Snap(job_id)
+    for ev in events:
+        apply(snap, ev)  # type: ignore[arg-type]  # a Snap has JobSnapshot's fields
     return snap

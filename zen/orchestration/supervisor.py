@@ -328,6 +328,7 @@ class Supervisor:
             except Exception:
                 log.exception("could not recover job %s; leaving it as recorded", job_id)
         self.coord.reconcile()  # leases of jobs that ended while no supervisor watched
+        self.store.reindex()    # finished jobs into jobs/.index.json (a home from before it)
 
     def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
         events = self.store.events(job_id)

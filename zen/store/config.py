@@ -1,9 +1,18 @@
-"""zen.yaml: read with defaults, rewritten with the user's comments kept (ruamel round-trip)."""
+"""zen.yaml: read with defaults, rewritten with the user's comments kept (ruamel round-trip).
+
+Parsing it costs ruamel's import and a round-trip parse, most of what a short command would
+take: a parse that is plain data is kept in logs/.config-cache.json with the text of the
+zen.yaml it came from, and `Config.load` takes it from there while zen.yaml holds that very text
+(a cache: a missing one, or one of another text, only costs the parse). Writers (`edit_config`) always parse the
+file itself, comments and all.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +185,32 @@ def _yaml() -> Any:
 
 
 _CACHE: dict[tuple[object, ...], Any] = {}
+CACHE_FILE = ".config-cache.json"              # in logs/
+CACHE_VERSION = 1
+
+
+def _cached(home: Home, source: str) -> Any:
+    """zen.yaml's data from logs/.config-cache.json, when it was parsed from `source`."""
+    try:
+        with open(home.logs / CACHE_FILE, "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("text") != source:
+        return None
+    return data.get("data") if isinstance(data.get("data"), dict) else None
+
+
+def _keep(home: Home, source: str, data: Any) -> None:
+    try:
+        text = json.dumps({"v": CACHE_VERSION, "text": source, "data": data}, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return  # not plain data (a YAML timestamp, a tag): parsed each time
+    if json.loads(text)["data"] != data:
+        return
+    with contextlib.suppress(OSError):
+        home.logs.mkdir(parents=True, exist_ok=True)
+        atomic_write(home.logs / CACHE_FILE, text + "\n", durable=False)
 
 
 class Config:
@@ -195,28 +230,43 @@ class Config:
         except OSError:
             key = None
         if key is not None and key in _CACHE:
-            return cls(home, copy.deepcopy(_CACHE[key]))  # callers may edit their copy (edit_config)
-        cfg = cls._parse(home)
+            return cls(home, copy.deepcopy(_CACHE[key]))  # callers may edit their copy
+        try:
+            source = path.read_text()
+        except OSError:
+            source = None
+        data = _cached(home, source) if source is not None else None
+        if data is not None:
+            cfg = cls(home, data)
+            cfg._check()
+        else:
+            cfg = cls._parse(home, source)
+            if source is not None:
+                _keep(home, source, cfg.data)
         if key is not None:
             _CACHE.clear()
             _CACHE[key] = copy.deepcopy(cfg.data)
         return cfg
 
     @classmethod
-    def _parse(cls, home: Home) -> Config:
-        text = home.config_path.read_text()
+    def _parse(cls, home: Home, text: str | None = None) -> Config:
+        text = home.config_path.read_text() if text is None else text
         try:
             data = _yaml().load(text)
         except Exception as exc:
             raise ZenError(f"{home.config_path} is not valid YAML: {str(exc).splitlines()[0]}") from None
         if data is None:
             data = _yaml().load(DEFAULT_CONFIG)
-        if not hasattr(data, "get"):
-            raise ZenError(f"{home.config_path} must be a mapping")
-        version = data.get("zen", 1)
+        cfg = cls(home, data)
+        cfg._check()
+        return cfg
+
+    def _check(self) -> None:
+        if not hasattr(self.data, "get"):
+            raise ZenError(f"{self.home.config_path} must be a mapping")
+        version = self.data.get("zen", 1)
         if version != 1:
-            raise ZenError(f"{home.config_path} has format version {version}; this zen reads version 1")
-        return cls(home, data)
+            raise ZenError(f"{self.home.config_path} has format version {version}; this zen reads version 1")
 
     def section(self, name: str) -> dict[str, Any]:
         merged = dict(_DEFAULTS.get(name, {}))
@@ -260,9 +310,11 @@ class Config:
 def edit_config(home: Home, change: Any) -> Config:
     """Apply `change(config)` to zen.yaml under a lock and publish it atomically, comments kept."""
     with flocked(home.config_lock):
-        cfg = Config.load(home)
+        cfg = Config._parse(home)  # the file itself, comments and all (never the cache)
         change(cfg)
-        atomic_write(home.config_path, cfg.dump())
+        text = cfg.dump()
+        atomic_write(home.config_path, text)
+        _keep(home, text, cfg.data)
     return cfg
 
 

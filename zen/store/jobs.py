@@ -20,6 +20,7 @@ from zen.core.events import EventType
 from zen.core.model import JobSnapshot, Task
 from zen.errors import InvalidTask, NotFound
 from zen.store import events as ev_store
+from zen.store import index
 from zen.store.atomic import atomic_write, create_exclusive, flocked
 from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
 
@@ -180,6 +181,8 @@ class JobStore:
             events, end = ev_store.read_from(d / EVENTS, 0)
             snap = states.replay(job_id, events)
             self._save_state(d, snap, end)
+        if not snap.state.final:
+            index.update(self.home, {}, drop=(job_id,))
         return snap
 
     def _load_state(self, d: Path, job_id: str) -> tuple[JobSnapshot, int]:
@@ -196,6 +199,29 @@ class JobStore:
         data = snap.model_dump(mode="json")
         data["_offset"] = offset
         atomic_write(d / STATE, json.dumps(data, indent=2) + "\n", durable=False)
+        if snap.state.final:  # finished jobs are read from the index (a final state never moves back)
+            index.update(self.home, {snap.job: (offset, data)})
+
+    def reindex(self) -> int:
+        """Put every finished job missing from jobs/.index.json (or out of date there) into it,
+        from its state.json (a home from before the index, a crash between the two writes); the
+        number put. The supervisor runs it on start."""
+        known = index.read(str(self.home.jobs))
+        put: dict[str, tuple[int, dict[str, Any]]] = {}
+        for job_id in self.ids():
+            try:
+                size = self.events_path(job_id).stat().st_size
+            except OSError:
+                continue
+            if known.get(job_id, {}).get("offset") == size:
+                continue
+            snap = self.snapshot(job_id)
+            if snap.state.final:
+                _, offset = self._load_state(self.dir(job_id), job_id)
+                put[job_id] = (offset, snap.model_dump(mode="json"))
+        if put:
+            index.update(self.home, put)
+        return len(put)
 
     def snapshots(self, *, write: bool = True) -> list[JobSnapshot]:
         return [self.snapshot(i, write=write) for i in self.ids()]

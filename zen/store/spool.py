@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from zen.core.model import Task
 from zen.store.atomic import fsync_dir, write_temp
 from zen.store.layout import Home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the lean readers (zen status) list the spool without the task model
+    from zen.core.model import Task
 
 
 def new_dir(home: Home) -> Path:

@@ -1,0 +1,173 @@
+"""`zen status` and `zen show` read with the stdlib alone (issue 21): the index of finished jobs,
+live jobs' state.json brought up to date in memory, the typer-free entry. What they print must be
+exactly what the model-based readers (zen.orchestration.query) say of the same home, however the
+records stand: fresh, behind their timeline, missing, garbled, finished, indexed or not."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import zen
+from zen.cli.main import main as typer_main
+from zen.core.ids import iso, make_job_id
+from zen.core.jobstate import SNAPSHOT_DEFAULTS, Snap
+from zen.core.model import JobSnapshot, Task
+from zen.core.states import replay, replay_plain
+from zen.orchestration import query
+from zen.store import index
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+NAMES = ("fresh", "behind", "no-state", "garbled", "done", "done-then-more", "failed", "queued")
+
+
+def _make(store: JobStore, name: str, n: int) -> str:
+    from datetime import UTC, datetime, timedelta
+
+    at = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=n)
+    job = make_job_id(name, now=at, rand=f"{n:04x}")
+    store.create(Task(id=job, name=name, prompt=f"do {name}\nsecond line", lane="app", agent="cmd",
+                      command=["sh", "-c", "echo hi"], created_at=iso(at)))
+    return job
+
+
+@pytest.fixture
+def mixed(lane: Path, home: Path) -> dict[str, str]:
+    """One job of each kind of record."""
+    store = JobStore(Home(home))
+    jobs = {name: _make(store, name, i) for i, name in enumerate(NAMES)}
+    for name in ("fresh", "behind", "no-state", "garbled", "done", "done-then-more", "failed"):
+        j = jobs[name]
+        store.append(j, "worktree.created", path=f"/w/{j}", branch=f"zen/{j}", base_commit="a" * 40)
+        store.append(j, "agent.spawned", session=f"zen-{j}", target="%1")
+        store.append(j, "usage", input_tokens=1200, output_tokens=300, cost_usd=0.0123, api_calls=2)
+        store.snapshot(j)
+    for name in ("done", "done-then-more"):
+        store.append(jobs[name], "agent.exited", exit_code=0)
+        store.append(jobs[name], "harvest.done", branch=f"zen/review/{jobs[name]}", commit="b" * 40)
+        store.snapshot(jobs[name])
+    store.append(jobs["failed"], "job.failed", reason="it broke")
+    store.snapshot(jobs["failed"])
+    # appended by others (hooks, commands) after the last snapshot was written
+    store.append(jobs["behind"], "turn.waiting", actor="hook", reason="question")
+    store.append(jobs["behind"], "guard.denied", actor="hook", rule="x")
+    store.append(jobs["done-then-more"], "job.landed", actor="human", commit="c" * 40)
+    (home / "jobs" / jobs["no-state"] / "state.json").unlink()
+    (home / "jobs" / jobs["garbled"] / "state.json").write_text('{"v": 1, "job": "someone else"')
+    return jobs
+
+
+def _typer(*args: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert typer_main(list(args)) == 0
+    return out.getvalue()
+
+
+def test_status_json_says_what_the_model_readers_say(mixed: dict[str, str], home: Path) -> None:
+    r = zen("status", "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    want = query.status(Home(home)).to_json()
+    assert got["jobs"] == want["jobs"]
+    assert got["usage"] == want["usage"] and got["usage"]["api_calls"] == 14
+    assert {j["job"]: j["state"] for j in got["jobs"]}[mixed["behind"]] == "waiting"
+
+
+def test_status_text_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
+    fast = zen("status")
+    assert fast.returncode == 0, fast.stderr
+    assert fast.stdout == _typer("status")
+    for name in NAMES:
+        assert mixed[name] in fast.stdout
+    assert "waiting (question)" in fast.stdout and "failed (it broke)" in fast.stdout
+
+
+def test_show_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
+    for ref in (mixed["behind"], "done-then-more", "failed", mixed["no-state"][:-5]):
+        fast = zen("show", ref, "--events", "3")
+        assert fast.returncode == 0, fast.stderr
+        assert fast.stdout == _typer("show", ref, "--events", "3")
+    assert "prompt   do failed\n         second line" in zen("show", "failed").stdout
+    bad = zen("show", "nothing-like-it")
+    assert bad.returncode == 1 and bad.stderr.startswith("zen: ") and "Traceback" not in bad.stderr
+
+
+def test_finished_jobs_are_read_from_the_index_while_their_timeline_holds(mixed: dict[str, str], home: Path) -> None:
+    known = index.read(str(home / "jobs"))
+    assert {mixed["done"], mixed["done-then-more"], mixed["failed"]} <= set(known)
+    assert mixed["fresh"] not in known and mixed["queued"] not in known
+    # a row the timeline has outgrown is not believed: done-then-more's job.landed is shown
+    state = next(j for j in json.loads(zen("status", "--json").stdout)["jobs"] if j["job"] == mixed["done-then-more"])
+    assert state["landed_commit"] == "c" * 40
+    # the index is what a finished job is read from: a row that lines up is taken as it is
+    d = known[mixed["done"]]
+    d["row"]["name"] = "from-the-index"
+    index.update(Home(home), {})  # no change: nothing written
+    path = home / "jobs" / ".index.json"
+    data = json.loads(path.read_text())
+    data["jobs"][mixed["done"]] = d
+    path.write_text(json.dumps(data))
+    assert "from-the-index" in zen("status").stdout
+
+
+def test_the_supervisor_indexes_a_home_from_before_the_index(mixed: dict[str, str], home: Path) -> None:
+    (home / "jobs" / ".index.json").unlink()
+    assert JobStore(Home(home)).reindex() == 3
+    assert set(index.read(str(home / "jobs"))) == {mixed["done"], mixed["done-then-more"], mixed["failed"]}
+    assert zen("status").stdout == _typer("status")
+
+
+def test_the_fast_entry_loads_neither_typer_nor_pydantic(mixed: dict[str, str], home: Path) -> None:
+    code = ("import sys, runpy; sys.argv = ['zen', 'status']\n"
+            "try:\n    runpy.run_module('zen', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'pydantic', 'ruamel', 'rich'))\n"
+            "print(bad, file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr
+
+
+def test_a_snap_is_a_job_snapshot_without_pydantic() -> None:
+    want = JobSnapshot(job="j").model_dump(mode="json")
+    assert list(want)[2:] == list(SNAPSHOT_DEFAULTS) and {k: want[k] for k in SNAPSHOT_DEFAULTS} == SNAPSHOT_DEFAULTS
+    events = [
+        {"seq": 1, "ts": "2026-01-01T00:00:00.000Z", "type": "task.received",
+         "task": {"name": "n", "agent": "cmd", "lane": "app", "priority": 2, "created_at": "2026-01-01T00:00:00.000Z"}},
+        {"seq": 2, "ts": "2026-01-01T00:00:01.000Z", "type": "worktree.created", "path": "/w", "branch": "b"},
+        {"seq": 3, "ts": "2026-01-01T00:00:02.000Z", "type": "agent.spawned", "session": "s", "target": "%1"},
+        {"seq": 4, "ts": "2026-01-01T00:00:03.000Z", "type": "usage", "input_tokens": 5, "cost_usd": 0.5},
+        {"seq": 5, "ts": "2026-01-01T00:00:04.000Z", "type": "turn.waiting", "reason": "approval"},
+        {"seq": 6, "ts": "2026-01-01T00:00:05.000Z", "type": "job.paused"},
+        {"seq": 7, "ts": "2026-01-01T00:00:06.000Z", "type": "job.resumed", "paused_s": 1.5},
+        {"seq": 8, "ts": "2026-01-01T00:00:07.000Z", "type": "something.new", "x": 1},
+        {"seq": 9, "ts": "2026-01-01T00:00:08.000Z", "type": "agent.exited", "exit_code": 3},
+    ]
+    for cut in range(len(events) + 1):
+        full = replay("j", events[:cut]).model_dump(mode="json")
+        assert replay_plain("j", events[:cut]).as_json() == full
+        # and folded on from a state.json written part way
+        start = Snap("j", replay("j", events[: cut // 2]).model_dump(mode="json"))
+        assert replay_plain("j", events[cut // 2: cut], start).as_json() == full
+
+
+def test_the_config_cache_follows_every_edit_of_zen_yaml(home: Path) -> None:
+    cfg = home / "zen.yaml"
+    for n in (5, 7, 3):   # same length each time: the cache is keyed by the text, not the size
+        cfg.write_text(_with_slots(cfg.read_text(), n))
+        out = subprocess.run([sys.executable, "-c", "from zen.store.config import Config; from zen.store.home import "
+                              "find_home; print(Config.load(find_home()).get('supervisor', 'max_concurrent_tasks'))"],
+                             capture_output=True, text=True)
+        assert out.stdout.strip() == str(n), out.stderr
+    assert (home / "logs" / ".config-cache.json").exists()
+
+
+def _with_slots(text: str, n: int) -> str:
+    head, _, rest = text.partition("max_concurrent_tasks: ")
+    return f"{head}max_concurrent_tasks: {n}{rest[1:]}"

@@ -1,0 +1,122 @@
+"""The fast entry of the commands a script or a status bar runs over and over: `zen status`,
+`zen show JOB` (issue 21: a CLI that answers at once).
+
+typer costs a start of its own (about twice `python -c pass`), so zen/__main__.py hands these
+commands here first: the argument forms below are parsed by hand and run through exactly the
+functions the typer commands call (zen.orchestration.overview, zen.cli.views), so they print the
+same. Anything else (--help, an option this parser does not know, a malformed value) returns None
+and goes through the full CLI, which parses it, explains it, or refuses it as always.
+
+    zen [--home H] status [--json]
+    zen [--home H] show JOB [--events N]
+"""
+
+from __future__ import annotations
+
+import sys
+
+from zen.errors import ZenError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+def _split(argv: list[str]) -> tuple[str | None, list[str]] | None:
+    """(--home value, the command's words), or None for a root form this parser leaves alone."""
+    home = None
+    rest = list(argv)
+    while rest and rest[0].startswith("-"):
+        if rest[0] == "--home" and len(rest) >= 2:
+            home, rest = rest[1], rest[2:]
+        elif rest[0].startswith("--home="):
+            home, rest = rest[0][len("--home="):], rest[1:]
+        else:
+            return None
+    return home, rest
+
+
+def _status(args: list[str]) -> Callable[[], int] | None:
+    if args not in ([], ["--json"]):
+        return None
+    json_out = bool(args)
+
+    def run() -> int:
+        from zen.cli import render
+        from zen.cli.views import status_lines
+        from zen.orchestration import overview
+
+        render.emit(overview.status(_home(), full=json_out), json_out, status_lines)
+        return 0
+
+    return run
+
+
+def _show(args: list[str]) -> Callable[[], int] | None:
+    job: str | None = None
+    events = 10
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--events" and i + 1 < len(args):
+            try:
+                events = int(args[i + 1])
+            except ValueError:
+                return None
+            i += 2
+            continue
+        if a.startswith("-") or job is not None:
+            return None      # --json, --help, an unknown option, a second argument: the full CLI
+        job = a
+        i += 1
+    if job is None:
+        return None
+    ref = job
+
+    def run() -> int:
+        from zen.cli import render
+        from zen.cli.views import show_lines
+        from zen.orchestration import overview
+
+        render.emit(overview.job(_home(), ref, last_events=events), False, show_lines)
+        return 0
+
+    return run
+
+
+_COMMANDS = {"status": _status, "show": _show}
+_home_option: list[str | None] = [None]
+
+
+def _home() -> Any:
+    # zen.cli.common's home(), without the typer that module imports for its options
+    from zen.store.home import find_home
+
+    return find_home(_home_option[0])
+
+
+def main(argv: list[str]) -> int | None:
+    """The command's exit status, or None when the full CLI must take `argv`."""
+    split = _split(argv)
+    if split is None or not split[1] or split[1][0] not in _COMMANDS:
+        return None
+    home, words = split
+    run = _COMMANDS[words[0]](words[1:])
+    if run is None:
+        return None
+    _home_option[0] = home
+    try:
+        return run()
+    except ZenError as exc:
+        sys.stderr.write(f"zen: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("zen: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        from zen.cli.main import unexpected  # a full disk, or a bug: as the full CLI says it
+
+        return unexpected(exc)

@@ -1,0 +1,91 @@
+"""The text forms of `zen status` and `zen show`, over the plain data of
+zen.orchestration.overview. No typer here: the CLI's fast entry (zen.cli.fast) prints through
+these as the typer commands do, so both print exactly the same."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+
+from zen.agents import shown
+from zen.cli import render
+from zen.cli.render import headline, ms
+from zen.core.durations import format_duration
+from zen.observe.metrics import headline as metrics_headline
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_SKIP = {"v", "seq", "ts", "job", "type", "actor", "task"}
+
+
+def age(ts: str | None) -> str:
+    if not ts:
+        return "-"
+    try:
+        then = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        return format_duration((datetime.now(UTC) - then).total_seconds())
+    except (ValueError, TypeError):
+        return "-"
+
+
+def _cost(usage: Mapping[str, float]) -> str:
+    got = metrics_headline(usage or {})
+    return f"${got['cost_usd']:.4f}" if got["api_calls"] or got["cost_usd"] else "-"
+
+
+def status_lines(s: Mapping[str, Any]) -> Iterator[render.Out]:
+    sup = s["supervisor"]
+    for line in sup.get("banner", []):
+        yield render.Note(line)
+    yield str(sup["summary"])
+    b = s["breaker"]
+    state = "OPEN: automatic work is held" if b["open"] else "closed"
+    yield (f"circuit breaker: {state} ({b['automatic_in_window']} automatic starts in the last "
+           f"{format_duration(b['window_s'])}, limit {b['limit']})")
+    u = s["usage"]
+    if u["api_calls"] or u["tokens"]:
+        yield f"usage: {headline(u)} (all jobs; zen metrics for more)"
+    rows: list[list[object]] = [[t["id"], t["name"], "pending", shown(t["agent"]), t["lane"] or "",
+                                 age(t["created_at"]), ""] for t in s["pending"]]
+    rows += [[j["job"], j.get("name") or "", j["state"] + (f" ({j['reason']})" if j.get("reason") else ""),
+              shown(j.get("agent") or ""), j.get("lane") or "", age(j.get("created_at")), _cost(j.get("usage") or {})]
+             for j in s["jobs"]]
+    if rows:
+        yield render.Table(["id", "name", "state", "agent", "lane", "age", "cost"], rows)
+    else:
+        yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
+
+
+def format_event(ev: Mapping[str, Any]) -> str:
+    extras = " ".join(f"{k}={v}" for k, v in ev.items() if k not in _SKIP)
+    ts = str(ev.get("ts", ""))[11:23]
+    line = f"{ev.get('seq', '?'):>4} {ts} {ev.get('type', '?'):<18} {ev.get('actor', ''):<10} {extras}".rstrip()
+    return render.clean(line)
+
+
+def show_lines(d: Mapping[str, Any]) -> Iterator[render.Out]:
+    task, snap = d["task"], d["state"]
+    yield f"job      {d['job']}"
+    yield f"name     {task['name']}"
+    yield f"state    {snap['state']}" + (f" ({render.clean(snap['reason'])})" if snap.get("reason") else "")
+    command = task.get("command")
+    yield f"agent    {task['agent']}" + (f" {render.clean(' '.join(command))}" if command else "")
+    yield (f"lane     {task.get('lane') or task.get('repo')} @ {task.get('base')}   domain {task.get('domain')}   "
+           f"priority {task.get('priority')}")
+    for label, key in (("worktree", "worktree"), ("branch", "branch"), ("review", "review_branch"),
+                       ("tmux", "tmux_target"), ("exit", "exit_code")):
+        if snap.get(key) is not None:
+            yield f"{label:<8} {snap[key]}"
+    m = d["metrics"]
+    if m and (m.get("api_calls") or m.get("input_tokens") or m.get("guard", {}).get("allowed")):
+        yield f"usage    {headline(m)}"
+        lat = m["api_latency_ms"]
+        if lat.get("count"):
+            yield f"         API latency p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}   (zen metrics {d['job']})"
+    yield "prompt   " + render.clean(str(task["prompt"]).strip()).replace("\n", "\n         ")
+    if d["events"]:
+        yield "events"
+        for ev in d["events"]:
+            yield "  " + format_event(ev)
