@@ -56,8 +56,9 @@ def main() -> None:
         from zen.orchestration.turnhook import main as turn_hook
 
         sys.exit(turn_hook(argv[1:]))
-    if argv[:1] in (["status"], ["show"]) or (argv[:1] == ["--home"] and argv[2:3] in (["status"], ["show"])):
-        # lean start: read commands scripts run over and over, without typer (zen/cli/fast.py)
+    fast = (["status"], ["show"], ["dispatch"])
+    if argv[:1] in fast or (argv[:1] == ["--home"] and argv[2:3] in fast):
+        # lean start: commands scripts run over and over, without typer (zen/cli/fast.py)
         from zen.cli.fast import main as fast_main
 
         rc = fast_main(argv)

@@ -2,38 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
-from zen.agents import UNGUARDED
-from zen.cli import common, render
-from zen.core.durations import parse_duration
-from zen.core.model import AgentKind, Task
-from zen.errors import InvalidTask
-from zen.orchestration.dispatch import dispatch as do_dispatch
-
-AGENTS = ", ".join(a.value for a in AgentKind)
-SIM_NOTE = ("zen: no --agent given, so the simulated agent `sim` runs this task (a stand-in with no model "
-            "behind it); pass --agent claude, codex, aider, gemini or cmd, or set defaults.agent in zen.yaml")
-
-
-def _dispatched(task: Task) -> Iterator[render.Out]:
-    yield task.id
-
-
-def _check(agent: str | None, timeout: str | None, retries: int | None) -> None:
-    if retries is not None and retries < 0:
-        raise InvalidTask("--retries must be 0 or more")
-    if agent is not None and agent not in {a.value for a in AgentKind}:
-        raise InvalidTask(f"unknown agent {agent!r} ({AGENTS})")
-    if timeout is not None:
-        try:
-            if parse_duration(timeout) <= 0:
-                raise ValueError("the timeout must be positive")
-        except ValueError as exc:
-            raise InvalidTask(f"--timeout: {exc}") from None
+from zen.cli import common
+from zen.cli.submit import AGENTS, submit
 
 
 def dispatch(
@@ -54,26 +28,9 @@ def dispatch(
     json_out: bool = typer.Option(False, "--json", help="Print the task as written, as JSON."),
 ) -> int:
     """Queue a task for the supervisor: validated first, then written to the spool atomically."""
-    text = common.text_or_stdin(prompt)
-    if text is None and task_file is None:
-        raise InvalidTask("the prompt is empty (give the task as text, or - to read it from stdin)")
-    if cmd is not None and agent is None:
-        agent = "cmd"
-    _check(agent, timeout, retries)
-    fields = {
-        "prompt": text, "name": name, "lane": lane, "repo": repo, "agent": agent,
-        "command": cmd, "priority": priority, "depends_on": list(depends_on), "timeout": timeout,
-        "max_retries": retries, "domain": domain, "base": base,
-    }
-    task = do_dispatch(common.home(), fields, task_file)
-    render.emit(task, json_out, _dispatched)
-    if agent is None and task_file is None and task.agent is AgentKind.sim:
-        render.note(SIM_NOTE)  # on stderr, with --json too: a newcomer must not miss it
-    if task.agent.value in UNGUARDED and task.agent.value != "cmd":  # cmd: the human chose the command
-        render.note(f"zen: {task.agent.value} is unguarded: it has no pre-execution hook, so zen's guardian does "
-                    "not see its commands or edits; it starts only on a lane that accepts that or inside "
-                    "zen's sandbox (lanes.<name>.unguarded; zen preflight says which)")
-    return 0
+    return submit(common.home(), prompt, name=name, lane=lane, repo=repo, agent=agent, cmd=cmd, priority=priority,
+                  depends_on=list(depends_on), timeout=timeout, retries=retries, domain=domain, base=base,
+                  task_file=task_file, json_out=json_out)
 
 
 def register(app: typer.Typer) -> None:

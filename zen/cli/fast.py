@@ -9,6 +9,7 @@ and goes through the full CLI, which parses it, explains it, or refuses it as al
 
     zen [--home H] status [--json]
     zen [--home H] show JOB [--events N]
+    zen [--home H] dispatch [PROMPT] [--name N] [--lane L] ... [--json]   (zen/cli/submit.py's options)
 """
 
 from __future__ import annotations
@@ -85,7 +86,60 @@ def _show(args: list[str]) -> Callable[[], int] | None:
     return run
 
 
-_COMMANDS = {"status": _status, "show": _show}
+def _dispatch(args: list[str]) -> Callable[[], int] | None:
+    """click's forms of the dispatch options (`--opt V`, `--opt=V`, `--` then words); a value
+    that looks like an option, a bad --retries, a second prompt: the full CLI says why."""
+    from zen.cli.submit import OPTIONS
+
+    opts: dict[str, Any] = {"depends_on": []}
+    prompt: str | None = None
+    json_out = False
+    words = list(args)
+    positional_only = False
+    while words:
+        a = words.pop(0)
+        if not positional_only and a == "--":
+            positional_only = True
+            continue
+        if not positional_only and a.startswith("-") and a != "-":
+            if a == "--json":
+                json_out = True
+                continue
+            flag, eq, value = a.partition("=")
+            if flag not in OPTIONS:
+                return None
+            if not eq:
+                if not words or (words[0].startswith("-") and words[0] != "-"):
+                    return None
+                value = words.pop(0)
+            key = OPTIONS[flag]
+            if key == "depends_on":
+                opts[key].append(value)
+            elif key == "retries":
+                try:
+                    opts[key] = int(value)
+                except ValueError:
+                    return None
+            else:
+                opts[key] = value
+            continue
+        if prompt is not None:
+            return None
+        prompt = a
+    if "task_file" in opts:
+        from pathlib import Path
+
+        opts["task_file"] = Path(opts["task_file"])
+
+    def run() -> int:
+        from zen.cli.submit import submit
+
+        return submit(_home(), prompt, json_out=json_out, **opts)
+
+    return run
+
+
+_COMMANDS = {"status": _status, "show": _show, "dispatch": _dispatch}
 _home_option: list[str | None] = [None]
 
 

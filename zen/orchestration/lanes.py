@@ -72,11 +72,7 @@ def list_lanes(cfg: Config) -> list[dict[str, Any]]:
 
 
 def get_lane(cfg: Config, name: str) -> dict[str, Any]:
-    lanes = cfg.lanes
-    if name not in lanes:
-        known = ", ".join(sorted(lanes)) or "none yet"
-        raise NotFound(f"no lane named {name!r} (known lanes: {known}; add one with zen lane add)")
-    return lanes[name]
+    return cfg.lane(name)
 
 
 class LaneGone(NotFound):

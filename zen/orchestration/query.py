@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zen.core.events import timestamp
-from zen.core.model import JobSnapshot, JobStatus, Task
+from zen.core.model import JobSnapshot, Task
 from zen.core.refs import resolve
 from zen.observe import snapshot as metrics_snapshot
 from zen.observe.metrics import JobFold, figures, headline
 from zen.orchestration.schedule import breaker_status
 from zen.orchestration.status import supervisor_status
 from zen.store import events as ev_store
-from zen.store import spool
+from zen.store import snapshots, spool
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 
@@ -76,12 +76,8 @@ def resolve_job(home: Home, ref: str) -> str:
 
 
 def queued_count(home: Home) -> int:
-    count = len(spool.pending(home))
-    for job_id in JobStore(home).ids():
-        _, state = _state_name(home, job_id)
-        if state == JobStatus.queued:
-            count += 1
-    return count
+    """Tasks in the spool and queued jobs (finished jobs, held in the index, are not read)."""
+    return snapshots.queued_count(home)
 
 
 def job_rows(home: Home) -> list[JobSnapshot]:

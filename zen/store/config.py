@@ -18,7 +18,7 @@ from typing import Any
 
 from zen.core.durations import parse_duration
 from zen.core.sizes import parse_size
-from zen.errors import ZenError
+from zen.errors import NotFound, ZenError
 from zen.store.atomic import atomic_write, flocked
 from zen.store.layout import Home
 
@@ -296,6 +296,14 @@ class Config:
     def lanes(self) -> dict[str, dict[str, Any]]:
         lanes = self.data.get("lanes") or {}
         return {str(name): dict(spec or {}) for name, spec in lanes.items()}
+
+    def lane(self, name: str) -> dict[str, Any]:
+        """The lane `name` of zen.yaml, or NotFound with one sentence naming the known ones."""
+        lanes = self.lanes
+        if name not in lanes:
+            known = ", ".join(sorted(lanes)) or "none yet"
+            raise NotFound(f"no lane named {name!r} (known lanes: {known}; add one with zen lane add)")
+        return lanes[name]
 
     def agent_settings(self, agent: str) -> dict[str, Any]:
         agents = self.data.get("agents") or {}

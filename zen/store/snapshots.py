@@ -10,6 +10,8 @@ from its first event when the snapshot is missing or does not line up. Nothing i
     state(jobs_dir, job_id)      -> state.json as JobSnapshot writes it, up to date (None: no job)
     rows(jobs_dir, full=False)   -> one dict per job: index rows for finished ones (`full`: their
                                     whole state instead), the whole state for the others
+    unfinished(jobs_dir)         -> the whole state of every job the index does not hold (a
+                                    finished job never moves again: what `zen dispatch` counts)
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from pathlib import Path
 from zen.core import states
 from zen.core.jobstate import Snap, plausible
 from zen.store import events as ev_store
-from zen.store import index
-from zen.store.layout import EVENTS, STATE, TASK, valid_job_id
+from zen.store import index, spool
+from zen.store.layout import EVENTS, STATE, TASK, Home, valid_job_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,3 +79,17 @@ def rows(jobs_dir: str, *, full: bool = False) -> list[dict[str, Any]]:
         if got is not None:
             out.append(got)
     return out
+
+
+def unfinished(jobs_dir: str) -> list[dict[str, Any]]:
+    known = index.read(jobs_dir)
+    out = []
+    for job_id in ids(jobs_dir):
+        if job_id not in known and (got := state(jobs_dir, job_id)) is not None:
+            out.append(got)
+    return out
+
+
+def queued_count(home: Home) -> int:
+    """Tasks waiting in spool/new and queued jobs (finished jobs, held by the index, unread)."""
+    return len(spool.pending(home)) + sum(1 for s in unfinished(str(home.jobs)) if s["state"] == "queued")

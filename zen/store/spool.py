@@ -28,9 +28,14 @@ def cur_dir(home: Home) -> Path:
 
 def publish(home: Home, task: Task, text: str) -> bool:
     """Publish a serialised task under its id. False if that id is already taken."""
-    tmp = write_temp(home.spool_tmp, text.encode(), prefix=f"{task.id}.")
+    return publish_text(home, task.id, text)
+
+
+def publish_text(home: Home, job_id: str, text: str) -> bool:
+    """Publish the task file `text` under `job_id`. False if that id is already taken."""
+    tmp = write_temp(home.spool_tmp, text.encode(), prefix=f"{job_id}.")
     try:
-        os.link(tmp, new_dir(home) / f"{task.id}.yaml")
+        os.link(tmp, new_dir(home) / f"{job_id}.yaml")
     except FileExistsError:
         return False
     finally:
