@@ -61,7 +61,16 @@ def mixed(lane: Path, home: Path) -> dict[str, str]:
     store.append(jobs["done-then-more"], "job.landed", actor="human", commit="c" * 40)
     (home / "jobs" / jobs["no-state"] / "state.json").unlink()
     (home / "jobs" / jobs["garbled"] / "state.json").write_text('{"v": 1, "job": "someone else"')
+    # two tasks no supervisor took in yet: one from zen dispatch's quick lane, one from the model's
+    assert zen("dispatch", "waiting in the spool", "--agent", "sim").returncode == 0
+    assert zen("dispatch", "--file", str(_task_file(home)), "--json").returncode == 0
     return jobs
+
+
+def _task_file(home: Path) -> Path:
+    f = home.parent / "t.yaml"
+    f.write_text("prompt: |\n  from a file\nagent: sim\npriority: 2\n")
+    return f
 
 
 def _typer(*args: str) -> str:
@@ -76,7 +85,7 @@ def test_status_json_says_what_the_model_readers_say(mixed: dict[str, str], home
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     want = query.status(Home(home)).to_json()
-    assert got["jobs"] == want["jobs"]
+    assert got["jobs"] == want["jobs"] and got["pending"] == want["pending"] and len(got["pending"]) == 2
     assert got["usage"] == want["usage"] and got["usage"]["api_calls"] == 14
     assert {j["job"]: j["state"] for j in got["jobs"]}[mixed["behind"]] == "waiting"
 
@@ -126,6 +135,9 @@ def test_the_supervisor_indexes_a_home_from_before_the_index(mixed: dict[str, st
 
 
 def test_the_fast_entry_loads_neither_typer_nor_pydantic(mixed: dict[str, str], home: Path) -> None:
+    for f in (home / "spool" / "new").iterdir():   # a task the quick lane wrote is read without the model
+        f.unlink()
+    assert zen("dispatch", "one more", "--agent", "sim").returncode == 0
     code = ("import sys, runpy; sys.argv = ['zen', 'status']\n"
             "try:\n    runpy.run_module('zen', run_name='__main__')\nexcept SystemExit:\n    pass\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'pydantic', 'ruamel', 'rich'))\n"

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 
 from zen.core.model import Task
-from zen.core.taskcheck import quick, yaml_text
+from zen.core.taskcheck import quick, read_text, yaml_text
 
 BASE = {"id": "20260101T000000Z-fix-0000", "name": "fix", "prompt": "Fix it", "lane": "app", "base": "main",
         "agent": "sim", "domain": "code", "priority": 3, "timeout": "30m", "max_retries": 0,
@@ -78,6 +78,7 @@ def test_quick_accepts_only_what_the_model_accepts_and_dumps_it_the_same(seed: i
         back = YAML(typ="safe").load(text)
         assert back == {k: v for k, v in got.items() if not (k in ("script", "model", "max_tokens") and v is None)}, text
         assert Task.model_validate(back).model_dump(mode="json") == got
+        assert read_text(text) == back     # and the lean reader (zen status's spool) agrees
     assert accepted > 100   # the quick lane is the usual one, not a corner
 
 
@@ -93,3 +94,9 @@ def test_every_prompt_reads_back_exactly(text: str) -> None:
 def test_an_undecodable_argument_is_left_to_the_model() -> None:
     got = quick(dict(BASE, prompt="bad \udcff byte"))
     assert got is not None and yaml_text(got) is None
+
+
+def test_the_lean_reader_leaves_other_yaml_to_ruamel() -> None:
+    for text in ("prompt: |\n  block\n", "timeout: 30m\n", "name: 'quoted'\n", "x: 1\n", "id: \"a\\x41\"\n",
+                 "depends_on:\n- a\n", "name: true\n"):
+        assert read_text(text) is None, text

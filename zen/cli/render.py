@@ -10,7 +10,6 @@ characters are shown escaped, so a task or an event can never drive the user's t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -26,17 +25,28 @@ from zen.core.durations import format_duration
 R = TypeVar("R")
 
 
-@dataclasses.dataclass(frozen=True)
 class Note:
-    """A line for stderr: a banner or a hint, never part of the data."""
+    """A line for stderr: a banner or a hint, never part of the data. (Plain classes here, not
+    dataclasses: `dataclasses` imports `inspect`, a tenth of what `zen status` may take.)"""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Note({self.text!r})"
 
 
-@dataclasses.dataclass(frozen=True)
 class Table:
-    columns: Sequence[str]
-    rows: Sequence[Sequence[object]]
+    __slots__ = ("columns", "rows")
+
+    def __init__(self, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        self.columns = columns
+        self.rows = rows
+
+    def __repr__(self) -> str:
+        return f"Table({self.columns!r}, {len(self.rows)} rows)"
 
 
 Out = str | Note | Table
@@ -60,8 +70,9 @@ def jsonable(obj: Any) -> Any:
         return jsonable(obj.as_dict())
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json")
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    fields = getattr(obj, "__dataclass_fields__", None)   # a dataclass instance (not importing dataclasses)
+    if fields is not None and not isinstance(obj, type):
+        return {name: jsonable(getattr(obj, name)) for name in fields}
     if isinstance(obj, Enum):
         return obj.value
     if isinstance(obj, Path):

@@ -10,7 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from zen.core.breaker import breaker
 from zen.core.events import EventType
+
+__all__ = ["Decision", "DepState", "Queued", "backoff_s", "breaker", "early_failure", "find_cycle", "plan",
+           "retries_done"]
 
 # dependency states that can never turn into "harvested with exit 0"
 _DEAD = frozenset({"failed", "cancelled"})
@@ -85,21 +89,6 @@ def _blocked(q: Queued, deps: Mapping[str, DepState], breaker_until: float | Non
 def backoff_s(attempt: int, *, base_s: float, factor: float, cap_s: float) -> float:
     """Delay before retry number `attempt` (1 = the first retry)."""
     return float(min(cap_s, base_s * factor ** max(0, attempt - 1)))
-
-
-def breaker(automatic_starts: Sequence[float], *, now: float, window_s: float, limit: int, hold_s: float,
-            open_until: float | None) -> float | None:
-    """When the breaker stays open until (epoch s), or None when closed.
-
-    It opens when more than `limit` automatic starts fall in the rolling window, and holds for
-    `hold_s` from that moment; an open breaker is not extended by the starts that opened it.
-    """
-    if open_until is not None and open_until > now:
-        return open_until
-    recent = [t for t in automatic_starts if now - window_s <= t <= now]
-    if len(recent) > limit:
-        return now + hold_s
-    return None
 
 
 def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:

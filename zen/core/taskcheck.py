@@ -8,7 +8,8 @@ never accepts a task the model would refuse, nor writes one the model would writ
 (tests/core/test_taskcheck.py holds it to that).
 
 `yaml_text(task)` writes such a task as YAML with the stdlib: each value plain where YAML cannot
-read it as anything but that string, else as a double-quoted (JSON-style) scalar.
+read it as anything but that string, else as a double-quoted (JSON-style) scalar; `read_text`
+reads back exactly that form (and answers None for any other YAML, which ruamel then reads).
 """
 
 from __future__ import annotations
@@ -125,3 +126,37 @@ def yaml_text(task: dict[str, Any]) -> str | None:
             return None
         lines.append(f"{key}: {text}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+_INT = re.compile(r"-?[0-9]+")
+
+
+def _value(text: str) -> tuple[bool, Any]:
+    if text == "":
+        return True, None
+    if _INT.fullmatch(text):
+        return True, int(text)
+    if _PLAIN.fullmatch(text) and text not in _RESERVED:
+        return True, text
+    if text[0] in "[\"" and text[-1] in "]\"":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False, None
+        if isinstance(value, str) or (isinstance(value, list) and all(type(x) is str for x in value)):
+            return True, value
+    return False, None
+
+
+def read_text(text: str) -> dict[str, Any] | None:
+    """A task file in `yaml_text`'s form as its mapping; None for anything else."""
+    out: dict[str, Any] = {}
+    for line in text.splitlines():
+        key, sep, rest = line.partition(":")
+        if not sep or key not in FIELDS or key in out or (rest and rest[0] != " "):
+            return None
+        ok, value = _value(rest[1:])
+        if not ok:
+            return None
+        out[key] = value
+    return out

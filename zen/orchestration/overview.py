@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
-from zen.core import schedule as core_schedule
+from zen.core.breaker import breaker as breaker_until
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.refs import resolve
+from zen.core.taskcheck import quick, read_text
 from zen.errors import NotFound
 from zen.observe import snapshot as metrics_snapshot
 from zen.observe.metrics import figures, headline
@@ -41,7 +43,7 @@ def breaker(home: Home, cfg: Config, now: float | None = None) -> dict[str, Any]
         data = {}
     window = cfg.seconds("breaker", "window")
     starts = [float(t) for t in data.get("automatic_starts", [])]
-    until = core_schedule.breaker(starts, now=now, window_s=window, limit=int(cfg.get("breaker", "max_automatic")),
+    until = breaker_until(starts, now=now, window_s=window, limit=int(cfg.get("breaker", "max_automatic")),
                                   hold_s=cfg.seconds("breaker", "hold"), open_until=data.get("open_until"))
     return {"open": until is not None, "open_until": until,
             "automatic_in_window": len([t for t in starts if now - t <= window]),
@@ -50,15 +52,30 @@ def breaker(home: Home, cfg: Config, now: float | None = None) -> dict[str, Any]
 
 def pending(home: Home) -> list[dict[str, Any]]:
     """Tasks waiting in spool/new, oldest first (those that cannot be read are left out)."""
-    paths = spool.pending(home)
-    if not paths:
-        return []
-    # here: tasks wait in the spool only while no supervisor takes them in; reading them needs
-    # the task model, which the usual `zen status` (an empty spool) never loads
-    from zen.orchestration.query import pending_tasks
+    out: list[dict[str, Any]] = []
+    for path in spool.pending(home):
+        try:
+            data = read_text(path.read_text())
+        except (OSError, UnicodeDecodeError):
+            continue    # claimed meanwhile, or not text: the supervisor reports it when it claims
+        task = quick(data) if data is not None else None
+        if task is None:
+            task = _modelled(path)
+        if task is not None:
+            out.append({"id": task["id"], "name": task["name"], "agent": task["agent"],
+                        "lane": task["lane"] or task["repo"], "created_at": task["created_at"]})
+    return out
 
-    return [{"id": t.id, "name": t.name, "agent": t.agent.value, "lane": t.lane or t.repo,
-             "created_at": t.created_at} for t in pending_tasks(home)]
+
+def _modelled(path: Path) -> dict[str, Any] | None:
+    """A task file zen dispatch's quick lane did not write, read by the model."""
+    # here: only a task written by hand or by the model's lane pays for pydantic and ruamel
+    from zen.store.jobs import load_task_text
+
+    try:
+        return load_task_text(path.read_text(), str(path)).model_dump(mode="json")
+    except Exception:
+        return None  # being written or garbled; the supervisor reports it when it claims
 
 
 def usage_of(jobs: list[dict[str, Any]]) -> dict[str, Any]:

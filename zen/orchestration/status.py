@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zen.store.atomic import is_locked
-from zen.store.home import Home
+from zen.store.layout import Home
 
 
 def supervisor_pid(home: Home) -> int | None:

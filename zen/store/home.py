@@ -6,7 +6,6 @@ finding it is zen.store.readers.discover_home, which the guardian uses too.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from zen.errors import NoHome
@@ -66,4 +65,6 @@ def init_home(root: Path) -> tuple[Home, list[str]]:
 
 
 def copy_default(name: str, dst: Path) -> None:
+    import shutil  # here: every command finds its home through this module; only this copy needs shutil
+
     shutil.copyfile(DEFAULT_POLICY_DIR / name, dst)
