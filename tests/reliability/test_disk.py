@@ -40,7 +40,7 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
 def leftovers(root: Path) -> list[str]:
     """Temp files a write cut short would leave: `.name.xxxx` beside a file, or anything in spool/tmp."""
     found = [str(p) for p in root.rglob(".*.*") if p.is_file() and not p.name.endswith(".lock")
-             and p.name not in (".guard-cache.json", ".gitignore")]
+             and p.name not in (".guard-cache.json", ".gitignore", ".config-cache.json", ".index.json")]
     found += [str(p) for p in (root / "spool" / "tmp").iterdir()]
     return found
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
+import secrets
 from datetime import UTC, datetime
 
 from zen.core.events import stamp
@@ -28,7 +28,7 @@ def name_from_prompt(prompt: str, words: int = 4) -> str:
 def make_job_id(name: str, now: datetime | None = None, rand: str | None = None) -> str:
     now = now or datetime.now(UTC)
     stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{slugify(name)}-{rand or os.urandom(2).hex()}"
+    return f"{stamp}-{slugify(name)}-{rand or secrets.token_hex(2)}"
 
 
 def utcnow() -> datetime:

@@ -114,7 +114,7 @@ class Supervisor:
         self.once = once
         self.clock = clock
         self.store = JobStore(home)
-        self.cfg = Config.load(home)
+        self.cfg = Config.load(home, keep=True)
         self.tmux = tmux if tmux is not None else Tmux.for_home(home)
         self.tick_s = max(0.01, self.cfg.seconds("supervisor", "tick"))
         self.settings = WatchSettings(idle_after_s=self.cfg.seconds("supervisor", "idle_after"),
@@ -157,7 +157,7 @@ class Supervisor:
 
     def config(self) -> Config:
         """zen.yaml as it is now (parsed again only when it changed: lanes may be added live)."""
-        self.cfg = Config.load(self.home)
+        self.cfg = Config.load(self.home, keep=True)
         return self.cfg
 
     # -- life cycle ---------------------------------------------------------------------------

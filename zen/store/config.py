@@ -2,8 +2,9 @@
 
 Parsing it costs ruamel's import and a round-trip parse, most of what a short command would
 take: a parse that is plain data is kept in logs/.config-cache.json with the text of the
-zen.yaml it came from, and `Config.load` takes it from there while zen.yaml holds that very text
-(a cache: a missing one, or one of another text, only costs the parse). Writers (`edit_config`) always parse the
+zen.yaml it came from (by `edit_config`, zen init and the supervisor: read commands never write),
+and `Config.load` takes it from there while zen.yaml holds that very text (a cache: a missing
+one, or one of another text, only costs the parse). Writers (`edit_config`) always parse the
 file itself, comments and all.
 """
 
@@ -221,8 +222,10 @@ class Config:
         self.data = data
 
     @classmethod
-    def load(cls, home: Home) -> Config:
-        """zen.yaml, parsed again only when the file changed (the supervisor reads it per start)."""
+    def load(cls, home: Home, *, keep: bool = False) -> Config:
+        """zen.yaml, parsed again only when the file changed (the supervisor reads it per start).
+        `keep`: a process that writes the home anyway (the supervisor, zen init) leaves its parse
+        in logs/.config-cache.json for the read commands, which never write."""
         path = home.config_path
         try:
             st = path.stat()
@@ -241,7 +244,7 @@ class Config:
             cfg._check()
         else:
             cfg = cls._parse(home, source)
-            if source is not None:
+            if source is not None and keep:
                 _keep(home, source, cfg.data)
         if key is not None:
             _CACHE.clear()

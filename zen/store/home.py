@@ -6,12 +6,13 @@ finding it is zen.store.readers.discover_home, which the guardian uses too.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
-from zen.errors import NoHome
+from zen.errors import NoHome, ZenError
 from zen.store import layout
 from zen.store.atomic import create_exclusive
-from zen.store.config import DEFAULT_CONFIG
+from zen.store.config import DEFAULT_CONFIG, Config
 from zen.store.layout import CONFIG, SUBDIRS, Home
 from zen.store.readers import discover_home
 
@@ -51,6 +52,8 @@ def init_home(root: Path) -> tuple[Home, list[str]]:
     home = Home(root)
     if not home.config_path.exists() and create_exclusive(home.config_path, DEFAULT_CONFIG):
         created.append(CONFIG)
+    with contextlib.suppress(ZenError):  # a broken zen.yaml is reported by the commands that read it
+        Config.load(home, keep=True)      # its parse, for the read commands (zen.store.config)
     for src_dir, dst_dir in ((DEFAULT_POLICY_DIR, home.policy), (DEFAULT_INCIDENTS_DIR, home.incidents)):
         if not src_dir.is_dir():
             continue

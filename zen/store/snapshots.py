@@ -50,16 +50,25 @@ def state(jobs_dir: str, job_id: str) -> dict[str, Any] | None:
     events_path = os.path.join(d, EVENTS)
     if plausible(job_id, raw) and isinstance(raw.get("_offset", 0), int):
         snap = Snap(job_id, raw)
-        new, _ = ev_store.read_from(Path(events_path), int(raw.get("_offset", 0)))
-        if not new:
+        offset = int(raw.get("_offset", 0))
+        new, _ = ev_store.read_from(Path(events_path), offset)
+        if not new and not (offset and offset > _size(events_path)):
             raw.pop("_offset", None)
             return dict(raw)
-        if new[0].get("seq") == snap.seq + 1:
+        # else state.json read further than the timeline now reaches: not believed (replayed)
+        if new and new[0].get("seq") == snap.seq + 1:
             return states.replay_plain(job_id, new, snap).as_json()
     if not os.path.isfile(os.path.join(d, TASK)):
         return None
     events, _ = ev_store.read_from(Path(events_path), 0)
     return states.replay_plain(job_id, events).as_json()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def rows(jobs_dir: str, *, full: bool = False) -> list[dict[str, Any]]:
