@@ -97,4 +97,9 @@ def make_home(env: dict[str, str], *, max_concurrent: int = 5) -> tuple[Path, Pa
     cfg = home / "zen.yaml"
     text = cfg.read_text().replace("max_concurrent_tasks: 5", f"max_concurrent_tasks: {max_concurrent}")
     cfg.write_text(text.replace("max_queue_size: 100", "max_queue_size: 100000"))
+    # the parse of the edited zen.yaml kept for the read commands, as a supervisor's start does
+    from zen.store.config import Config
+    from zen.store.home import Home
+
+    Config.load(Home(home), keep=True)
     return home, repo, env

@@ -9,6 +9,8 @@ import random
 import pytest
 from pydantic import ValidationError
 from ruamel.yaml import YAML
+from ruamel.yaml.scalarint import ScalarInt
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
 from zen.core.model import Task
 from zen.core.taskcheck import quick, read_text, yaml_text
@@ -29,8 +31,9 @@ VALUES = {
     "agent": ["sim", "cmd", "claude", "nope", None, 1],
     "command": [None, "sh -c 'echo hi'", "unbalanced 'quote", ["a", "b"], ["a", 1], [], "", "x"],
     "domain": ["code", None, "infra"],
-    "priority": [1, 3, 5, 0, 6, "3", True, 2.0, None],
-    "timeout": ["30m", "0s", "1h30m", "bogus", 30, 1.5, None, ""],
+    "priority": [1, 3, 5, 0, 6, "3", True, 2.0, None, ScalarInt(2)],    # ruamel's, from zen.yaml's defaults
+    "timeout": ["30m", "0s", "1h30m", "bogus", 30, 1.5, None, "", DoubleQuotedScalarString("2h"),
+                PlainScalarString("45m")],
     "max_retries": [0, 20, 21, -1, "1", None],
     "depends_on": [[], ["a"], "a", [1], None],
     "parent": [None, "20260101T000000Z-p-0000", 3],

@@ -38,9 +38,19 @@ def _str_or_none(v: object) -> bool:
     return v is None or type(v) is str
 
 
+def _plain(v: object) -> object:
+    """A str or int subclass (ruamel's scalars from zen.yaml's defaults) as the plain value the
+    model keeps of it; anything else as it is."""
+    if isinstance(v, str) and type(v) is not str:
+        return str(v)
+    if isinstance(v, int) and not isinstance(v, bool) and type(v) is not int:
+        return int(v)
+    return v
+
+
 def quick(fields: dict[str, Any]) -> dict[str, Any] | None:
     """The task as the model dumps it, or None when only the model can say."""
-    f = dict(fields)
+    f: dict[str, Any] = {k: _plain(v) for k, v in fields.items()}
     if not set(f) <= set(FIELDS) or f.get("zen", 1) != 1 or type(f.get("zen", 1)) is not int:
         return None
     if any(f.get(k) is not None for k in ("script", "model", "max_tokens")) or f.get("paths"):
