@@ -207,17 +207,30 @@ def idle_fleet(agents: int, idle_s: float, cpu_target: float, rss_target: float)
             jobs = _queue_idle(home, agents)
             for job in jobs:
                 _wait_event(home, job, "turn.waiting", timeout=60 + agents)
-            time.sleep(2.0)  # let the last starts' follow-ups (metrics, coordinator) settle
+            # the starts' follow-ups (the coordinator's first look at each worktree, metrics) end
+            # before the idle window opens: a second of supervisor CPU under 10% of a core
+            settle = time.monotonic() + 30
+            last = _proc_cpu_s(pid)
+            while time.monotonic() < settle:
+                time.sleep(1)
+                now = _proc_cpu_s(pid)
+                if now - last < 0.1:
+                    break
+                last = now
             cpu0, t0 = _proc_cpu_s(pid), time.monotonic()
             rss = 0.0
+            per_s = []
             while time.monotonic() - t0 < idle_s:
                 rss = max(rss, _proc_rss_mb(pid))
+                before = _proc_cpu_s(pid)
                 time.sleep(1)
+                per_s.append(_proc_cpu_s(pid) - before)
             cpu = (_proc_cpu_s(pid) - cpu0) / (time.monotonic() - t0) * 100
             waiting = sum(1 for job in jobs if _events(home, job)[-1]["type"] == "turn.waiting")
             return [
                 row(f"{agents} idle agents: supervisor CPU", cpu, "%", f"<= {cpu_target:g}", cpu <= cpu_target,
-                    f"of one core over {idle_s:.0f} s, reaped children included; cmd agents on stdin"),
+                    f"of one core over {idle_s:.0f} s, reaped children included; cmd agents on stdin; "
+                    f"busiest second {max(per_s) * 100:.0f}%"),
                 row(f"{agents} idle agents: supervisor RSS", rss, "MB", f"<= {rss_target:g}", rss <= rss_target),
                 row(f"{agents} idle agents: still waiting, nothing recorded meanwhile", waiting, "jobs",
                     f"= {agents}", waiting == agents),
