@@ -77,6 +77,8 @@ class Starter:
         """Start what the plan says may start; fail jobs whose dependencies can never be met."""
         if not self.queued:
             return []
+        if running >= int(self.config().get("supervisor", "max_concurrent_tasks")) and not self._waits_on_others():
+            return []  # no free slot, and no dependency that could fail a queued job: nothing to do
         snaps = []
         for job_id in sorted(self.queued):
             snap = self.store.snapshot(job_id)
@@ -109,6 +111,16 @@ class Starter:
                 if (launched := self.start(d.job)) is not None:
                     started.append(Started(d.job, launched))
         return started
+
+    def _waits_on_others(self) -> bool:
+        """Does some queued job depend on another (whose end may fail it at once)?"""
+        for job_id in self.queued:
+            try:
+                if self.store.task(job_id).depends_on:
+                    return True
+            except ZenError:
+                return True
+        return False
 
     def start(self, job_id: str, *, resume: bool = False) -> Launched | None:
         """Spawn (or resume) one job; a failure is recorded (retry or job.failed) and gives None."""
