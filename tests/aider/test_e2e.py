@@ -13,6 +13,7 @@ import pytest
 from tests.agents.realagent import Job, agent_home, dispatch, stays_waiting, supervisor
 from tests.aider.fakeapi import AiderAPI, new_file, say, shell, user_texts
 from tests.helpers import git, wait_until, zen
+from zen.agents.unguarded import sandbox_works
 
 pytestmark = pytest.mark.agents
 
@@ -100,3 +101,23 @@ def test_a_lane_that_does_not_accept_it_runs_it_in_the_sandbox_or_refuses(
         failed = job.wait_event("preflight.failed", timeout=30)
         assert "refuses such agents" in json.dumps(failed)
         assert not api.script_requests()
+
+
+
+@pytest.mark.skipif(not sandbox_works()[0], reason=f"zen's sandbox cannot run here: {sandbox_works()[1]} "
+                    "(.ci/run installs bubblewrap)")
+def test_on_a_lane_that_keeps_the_default_aider_runs_inside_zens_sandbox(
+        aider_home: Path, git_repo: Path, api: AiderAPI, tmp_path: Path, needs_aider: Path) -> None:
+    assert zen("lane", "add", "boxed", str(git_repo)).returncode == 0   # unguarded: sandbox, the default
+    api.script = [say("Hello from the sandbox.")]
+    with supervisor(aider_home, tmp_path / "supervisor.log"):
+        job = aider_job(aider_home, "Say hello", "boxed", lane="boxed")
+        spawned = job.wait_event("agent.spawned", timeout=60)
+        assert Path(spawned["argv"][0]).name == "bwrap" and str(needs_aider) in spawned["argv"], spawned
+        # it starts (with your git settings, read-only: it writes an identity into the repo when it
+        # finds none), takes the prompt and ends its turn; its hook cannot reach zen from inside,
+        # so the wait is read from its output
+        job.wait_event("turn.waiting", timeout=90, reason="idle")
+        wait_until(lambda: api.answered() == 1, timeout=20, message="the scripted answer")
+        assert "Say hello" in user_texts(api.script_requests()[-1].body)[-1], job.explain()
+        assert "Uncaught" not in job.screen(), job.screen()

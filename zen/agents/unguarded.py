@@ -113,8 +113,9 @@ def _install_root(exe: str) -> Path | None:
 def sandbox_argv(argv: list[str], *, worktree: Path, zen_home: Path, handoff: Path,
                  git_dir: Path | None, user_home: Path | None = None) -> list[str]:
     """`argv` run inside bubblewrap: read-only everything, the worktree writable, the user's and
-    zen's homes hidden, /tmp private; the agent's own install, the lane's git metadata and the
-    handoff bound read-only (they may lie inside what is hidden)."""
+    zen's homes hidden, /tmp private; the agent's own install, the lane's git metadata, the
+    user's git settings (aider writes a git identity into the repository when it finds none) and
+    the handoff bound read-only (they may lie inside what is hidden)."""
     found = bwrap()
     if found is None:
         raise FileNotFoundError("bwrap")
@@ -127,7 +128,7 @@ def sandbox_argv(argv: list[str], *, worktree: Path, zen_home: Path, handoff: Pa
         ro.append(root)
     if git_dir is not None:
         ro.append(git_dir)
-    ro.append(handoff)
+    ro += [home / ".gitconfig", home / ".config" / "git", handoff]
     for path in ro:
         if path.exists():
             out += ["--ro-bind", str(path), str(path)]
