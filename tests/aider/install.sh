@@ -24,8 +24,11 @@ rm -rf "$venv"
 echo "install.sh: installing aider-chat==$VERSION into $venv" >&2
 "$PYTHON" -m venv "$venv"
 # (pip's notes about local index folders this machine does not have are dropped)
-if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check "aider-chat==$VERSION" 2>&1 \
-        | grep -v "^WARNING: Location 'file:" >&2; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+status=0
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "aider-chat==$VERSION" >"$prefix/pip.log" 2>&1 \
+    || status=$?
+grep -v "^WARNING: Location 'file:" "$prefix/pip.log" >&2 || true
+if [ "$status" -ne 0 ]; then
     echo "install.sh: pip install of aider-chat==$VERSION failed (see above)" >&2
     exit 1
 fi
