@@ -37,7 +37,7 @@ def shown(agent: str) -> str:
 
 def get_adapter(name: str) -> AgentAdapter:
     """The adapter for agent `name` (claude, codex, aider, gemini, sim, cmd)."""
-    from zen.errors import ZenError
+    from zen.errors import ZenError  # only on a miss: the package itself stays import-free
 
     key = str(getattr(name, "value", name)).strip().lower()
     if key not in _ADAPTERS:

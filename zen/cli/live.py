@@ -41,8 +41,8 @@ def grid(
     """Read-only live tiles of the running agents in a tmux session on your own tmux server,
     re-tiled as jobs start and end (zen attach JOB types into one)."""
     from zen.adapters.tmux import ViewServer  # tmux is loaded by this command only
-    from zen.tui.grid import Grid
-    from zen.tui.grid import keep as keep_grid
+    from zen.tui.grid import Grid  # with tmux: only this command loads the grid
+    from zen.tui.grid import keep as keep_grid  # (the same module)
 
     g = Grid(common.home(), ViewServer(socket), lane=lane, max_tiles=max_tiles, session=session)
     if keep:

@@ -3,6 +3,7 @@ decisions, turns and wall time of one job or of the fleet."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -73,8 +74,6 @@ def metrics(
 ) -> int:
     """Tokens by class, cost, API calls and errors, API / tool / turn latency (p50, p95), tool
     calls, file operations, guard decisions, turns and wall time: of one job, or of the fleet."""
-    import time
-
     from zen.orchestration.query import resolve_job  # only a job's report needs it
 
     since_s = None
