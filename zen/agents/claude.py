@@ -23,7 +23,8 @@ from zen.agents.common import (
     model_args,
     session_uuid,
 )
-from zen.agents.settings import SETTINGS_FILE, settings_text
+from zen.agents.settings import settings_text
+from zen.store.layout import JobPaths
 
 # Screen texts of the current and older Claude Code versions (reference/agents.md 1.5).
 _DIALOG = re.compile(
@@ -52,7 +53,7 @@ class ClaudeAdapter:
         self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
-        settings = ctx.job_dir / SETTINGS_FILE
+        settings = JobPaths(ctx.job_dir).claude_settings
         argv = [
             *agent_command(ctx, "claude"),
             "--settings", str(settings),

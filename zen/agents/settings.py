@@ -12,8 +12,6 @@ import json
 import shlex
 from typing import Any
 
-SETTINGS_FILE = "claude-settings.json"
-
 GUARD_TIMEOUT_S = 10
 HOOK_TIMEOUT_S = 10
 

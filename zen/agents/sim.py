@@ -9,10 +9,9 @@ import sys
 from zen.agents.base import LaunchContext, LaunchSpec
 from zen.agents.claude import classify_claude_screen
 from zen.agents.common import agent_env, generic_question, session_uuid
-from zen.agents.settings import SETTINGS_FILE, settings_text
+from zen.agents.settings import settings_text
 from zen.agents.simagent import default_script
-
-SCRIPT_FILE = "sim-script.json"
+from zen.store.layout import JobPaths
 
 
 class SimAdapter:
@@ -24,8 +23,8 @@ class SimAdapter:
         self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
-        settings = ctx.job_dir / SETTINGS_FILE
-        script = ctx.job_dir / SCRIPT_FILE
+        paths = JobPaths(ctx.job_dir)
+        settings, script = paths.claude_settings, paths.sim_script
         steps = ctx.task.script if ctx.task.script is not None else default_script(ctx.task.prompt)
         # the interpreter running zen has zen importable; `-m` keeps the path free of guesses
         argv = [sys.executable, "-m", "zen.agents.simagent", "--settings", str(settings),

@@ -20,6 +20,7 @@ from zen.orchestration import control
 from zen.orchestration.query import resolve_job
 from zen.store.home import Home
 from zen.store.jobs import JobStore
+from zen.store.layout import REVIEW
 
 
 def send(
@@ -134,7 +135,7 @@ def _stopped(verb: str) -> render.TextForm[Mapping[str, Any]]:
         line = f"{verb} {result['job']} ({how})"
         h = result.get("harvest")
         if h:
-            line += f"; work on {h.get('branch') or 'review.md'} ({h.get('files')} files)"
+            line += f"; work on {h.get('branch') or REVIEW} ({h.get('files')} files)"
         elif result.get("review_branch"):
             line += f"; work on {result['review_branch']}"
         yield line

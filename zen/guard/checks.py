@@ -29,6 +29,7 @@ from zen.guard.paths import (
     zen_protected,
 )
 from zen.guard.words import State, Word
+from zen.store.layout import WORKTREE_PRIVATE
 
 if TYPE_CHECKING:
     from zen.guard.policy import Policy, Rule
@@ -171,7 +172,7 @@ class PathChecks:
                 rel = path[len(root):].lstrip("/")
                 first = rel.split("/", 1)[0] if rel else ""
                 if t.children and not rel:
-                    for special in (".git", ".zen"):
+                    for special in (".git", WORKTREE_PRIVATE):
                         if glob_hits_dot(t.pattern or "*", special):
                             self.deny("fs.git-dir" if special == ".git" else "fs.zen-dir",
                                       f"{what} {label}, which reaches the worktree's {special}")
@@ -179,8 +180,8 @@ class PathChecks:
                 if first == ".git":
                     self.deny("fs.git-dir", f"{what} the worktree's .git ({label}): that destroys "
                               "history")
-                if first == ".zen":
-                    self.deny("fs.zen-dir", f"{what} the worktree's .zen ({label})")
+                if first == WORKTREE_PRIVATE:
+                    self.deny("fs.zen-dir", f"{what} the worktree's {WORKTREE_PRIVATE} ({label})")
                 return
         where = "the job's worktree" if self.worktree else "the current directory"
         self.deny("fs.outside-worktree", f"{what} {label}, outside {where} "

@@ -26,7 +26,7 @@ HOME_PROTECTED = (layout.POLICY, layout.CONTROL, layout.APPROVALS, layout.EVIDEN
 # telemetry secret would let an agent report (and so spend against limits) as any other job
 HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}", f"{layout.CONTROL}/{layout.OTLP_SECRET}")
 _SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
-_JOB_SETTINGS_RE = re.compile(r"^jobs/[^/]+/claude-settings\.json$")
+_JOB_SETTINGS_RE = re.compile(rf"^{layout.JOBS}/[^/]+/{re.escape(layout.CLAUDE_SETTINGS)}$")
 SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
 
 
@@ -156,7 +156,7 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
         if under(path, h + "/" + layout.JOBS):
             rel = path[len(h) + 1:]
             if _JOB_SETTINGS_RE.match(rel) or (subtree and (rel == "jobs" or rel.count("/") <= 1)):
-                return "a job's hook registration (jobs/*/claude-settings.json)"
+                return f"a job's hook registration ({layout.JOBS}/*/{layout.CLAUDE_SETTINGS})"
     return None
 
 

@@ -100,7 +100,7 @@ def domains(home: Home, policy: Any) -> list[str]:
 
 def set_level(home: Home, domain: str, level: Level) -> None:
     path = home.autonomy_policy
-    with flocked(home.control / "autonomy.lock"):
+    with flocked(home.autonomy_lock):
         data = load_policy(home)
         if data.get("domains") is None:
             data["domains"] = CommentedMap()
@@ -124,7 +124,7 @@ def read_evidence(home: Home, domain: str) -> list[Mapping[str, Any]]:
 def record_evidence(home: Home, domain: str, kind: str, **fields: Any) -> dict[str, Any]:
     rec = {"v": FORMAT_VERSION, "ts": timestamp(), "domain": domain, "kind": kind, "by": _who(), **fields}
     path = evidence_path(home, domain)
-    with flocked(home.evidence / f".{domain}.lock"):
+    with flocked(home.evidence_lock(domain)):
         append_whole(path, json.dumps(rec, separators=(",", ":")).encode() + b"\n")
     return rec
 

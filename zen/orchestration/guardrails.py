@@ -101,7 +101,7 @@ def check(home: Home, text: str) -> str | None:
     if problem is None:
         return None
     # the compiler names the temp file; the human edits policy/guardian.yaml
-    return str(problem).replace(os.path.relpath(tmp, home.root), "policy/guardian.yaml")
+    return str(problem).replace(os.path.relpath(tmp, home.root), os.path.relpath(home.guardian_policy, home.root))
 
 
 def update(home: Home, *, text: str | None = None, changes: dict[str, Any] | None = None,
@@ -110,7 +110,7 @@ def update(home: Home, *, text: str | None = None, changes: dict[str, Any] | Non
     compile, Conflict when the file changed since `expected_sha`."""
     if (text is None) == (changes is None):
         raise PolicyRefused("give either the whole policy (yaml) or the changes to merge into it, not both")
-    with flocked(home.control / "guardian-edit.lock"):
+    with flocked(home.guardian_edit_lock):
         old = current_text(home)
         if expected_sha is not None and expected_sha != sha(old):
             raise Conflict("policy/guardian.yaml changed since you read it; reload and edit again")

@@ -37,17 +37,14 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = layout.SERVER_PORT
-LOCK = "server.lock"
-INFO = layout.SERVER_INFO
-SERVER_LOG = "server.log"
 
 
 def lock_path(home: Home) -> Path:
-    return home.control / LOCK
+    return home.server_lock
 
 
 def info_path(home: Home) -> Path:
-    return home.control / INFO
+    return home.server_info
 
 
 def running(home: Home) -> dict[str, Any] | None:
@@ -136,7 +133,7 @@ def detach(home: Home, host: str, port: int, timeout_s: float = 30) -> dict[str,
         raise ZenError(f"zen serve is already running for {home.root} (pid {info.get('pid', '?')}); "
                        "zen serve --stop stops it")
     home.logs.mkdir(parents=True, exist_ok=True)
-    log_file = home.logs / SERVER_LOG
+    log_file = home.server_log
     env = {k: v for k, v in os.environ.items() if k not in ("ZEN_JOB_ID",)}
     with log_file.open("ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "zen", "--home", str(home.root), "serve", "--host", host,
@@ -182,7 +179,7 @@ def stop(home: Home, timeout_s: float = 10) -> int | None:
 
 def setup_logging(home: Home) -> None:
     home.logs.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(home.logs / SERVER_LOG)
+    handler = logging.FileHandler(home.server_log)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)

@@ -49,6 +49,9 @@ GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident g
 OTLP_RECEIVER = "otlp.json"                   # where the supervisor's OTLP receiver listens (DESIGN 8)
 OTLP_SECRET = "otlp-secret"                   # signs each job's telemetry token (no agent reads it)
 PANE_DIED = "pane-died"                       # touched by zen's tmux server whenever an agent's pane dies
+SERVER_LOCK = "server.lock"                   # flock held by the one `zen serve` of the home
+AUTONOMY_LOCK = "autonomy.lock"               # one change of policy/autonomy.yaml at a time
+GUARDIAN_EDIT_LOCK = "guardian-edit.lock"     # one edit of policy/guardian.yaml at a time
 
 # coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
 COORD_LEASES = "leases"
@@ -65,6 +68,7 @@ CONTROL_LOG_LOCK = ".control.lock"
 GUARD_AUDIT_LOG = "guard-audit.jsonl"         # guard decisions made outside any job
 SUPERVISOR_LOG = "supervisor.log"
 GUARD_SERVER_LOG = "guard-server.log"         # the resident guardian's own errors
+SERVER_LOG = "server.log"                     # zen serve's own log (detached or foreground)
 GUARD_CACHE = ".guard-cache.json"             # the compiled policy, rebuilt when a source changes
 
 # the folders `zen init` creates, in order
@@ -97,6 +101,9 @@ METRICS_LOCK = ".metrics.lock"                # one writer of metrics.json at a 
 EVENTS_LOCK = ".lock"                         # serialises appends to events.jsonl
 HARVEST_LOCK = ".harvest.lock"
 AUTOHARVEST_LOCK = ".autoharvest.lock"
+CLAUDE_SETTINGS = "claude-settings.json"      # the hooks Claude Code (and the sim agent) run
+GEMINI_SETTINGS = "gemini-settings.json"      # the hooks Gemini CLI runs
+SIM_SCRIPT = "sim-script.json"                # the steps the simulated agent follows
 
 # -- a job's worktree: worktrees/<id>/ ------------------------------------------------------------
 WORKTREE_PRIVATE = ".zen"                     # zen's own files in a worktree (never harvested)
@@ -174,6 +181,18 @@ class JobPaths:
     @property
     def autoharvest_lock(self) -> Path:
         return self.dir / AUTOHARVEST_LOCK
+
+    @property
+    def claude_settings(self) -> Path:
+        return self.dir / CLAUDE_SETTINGS
+
+    @property
+    def gemini_settings(self) -> Path:
+        return self.dir / GEMINI_SETTINGS
+
+    @property
+    def sim_script(self) -> Path:
+        return self.dir / SIM_SCRIPT
 
 
 class Home:
@@ -304,6 +323,22 @@ class Home:
         return self.control / API_TOKEN
 
     @property
+    def server_lock(self) -> Path:
+        return self.control / SERVER_LOCK
+
+    @property
+    def server_info(self) -> Path:
+        return self.control / SERVER_INFO
+
+    @property
+    def autonomy_lock(self) -> Path:
+        return self.control / AUTONOMY_LOCK
+
+    @property
+    def guardian_edit_lock(self) -> Path:
+        return self.control / GUARDIAN_EDIT_LOCK
+
+    @property
     def control_log(self) -> Path:
         return self.logs / CONTROL_LOG
 
@@ -318,6 +353,10 @@ class Home:
     @property
     def supervisor_log(self) -> Path:
         return self.logs / SUPERVISOR_LOG
+
+    @property
+    def server_log(self) -> Path:
+        return self.logs / SERVER_LOG
 
     @property
     def guard_cache(self) -> Path:
@@ -347,3 +386,7 @@ class Home:
 
     def evidence_file(self, domain: str) -> Path:
         return self.evidence / f"{domain}.jsonl"
+
+    def evidence_lock(self, domain: str) -> Path:
+        """evidence/.<domain>.lock: one append to a domain's evidence at a time."""
+        return self.evidence / f".{domain}.lock"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from zen.guard.options import split_opts, sq, val
 from zen.guard.paths import glob_hits_dot, norm
 from zen.guard.words import FOUND, UNK, Cmd, State, Word, lit
+from zen.store.layout import WORKTREE_PRIVATE
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -38,7 +39,8 @@ def find(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         an.read_word(s, st)
     found = []
     for s in starts:
-        if filtered and not any(glob_hits_dot(p, ".git") or glob_hits_dot(p, ".zen") or p in (".git", ".zen", ".claude")
+        if filtered and not any(glob_hits_dot(p, ".git") or glob_hits_dot(p, WORKTREE_PRIVATE)
+                                or p in (".git", WORKTREE_PRIVATE, ".claude")
                                 for p in nameonly) and ("-type" not in texts or "-name" in texts or "-iname" in texts
                                                         or "-path" in texts):
             found.append(Word(s.text.rstrip("/") + "/" + FOUND, s.raw, glob=True))
