@@ -50,9 +50,10 @@ def test_a_session_runs_the_exact_argv_in_its_cwd_and_ends_on_kill(tmux: Tmux, t
     info = start(tmux, tmp_path, "zen-a", "sleep 30", env={"ZEN_JOB_ID": "a"})
     assert tmux.has_session("zen-a") and not tmux.has_session("zen-")  # exact names, no prefixes
     assert info.session == "zen-a" and info.pane_id.startswith("%") and not info.dead
-    # the pane's process is the agent itself (exec'd through env, no shell in between)
-    argv = Path(f"/proc/{info.pid}/cmdline").read_bytes().split(b"\0")[:3]
-    assert argv == [b"sh", b"-c", b"sleep 30"]
+    # the pane's process is the agent itself (exec'd through env, no shell in between); just
+    # after the start it may still be tmux's fork on its way to the exec: poll for it
+    wait_until(lambda: Path(f"/proc/{info.pid}/cmdline").read_bytes().split(b"\0")[:3] == [b"sh", b"-c", b"sleep 30"],
+               message="the pane's process to be the agent's argv")
     assert Path(f"/proc/{info.pid}/cwd").resolve() == (tmp_path / "wt").resolve()
     assert b"ZEN_JOB_ID=a" in Path(f"/proc/{info.pid}/environ").read_bytes().split(b"\0")
     assert tmux.pane("zen-a") == info
