@@ -70,7 +70,7 @@ def test_sim_turns_reach_the_timeline_and_its_work_is_harvested(lane: Path, home
         assert (wt / "answer.txt").read_text() == "written\n"
 
     result = harvest(JobContext.load(Home(home), job_id))
-    assert git(lane, "rev-parse", f"zen/review/{job_id}") == result["commit"]
+    assert git(lane, "rev-parse", f"zen/review/{job_id}") == result.commit
     if (wt / "answer.txt").exists():
         assert git(lane, "show", f"zen/review/{job_id}:answer.txt") == "written"
     # the transcript the hooks point at is Claude-shaped, with usage to read

@@ -3,6 +3,7 @@ does, what the agent's own worktree looks like afterwards, and what review.md an
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -57,14 +58,14 @@ def test_agent_commits_and_untracked_files_land_on_the_review_branch(lane: Path,
 
     assert agent_state(wt) == before  # HEAD, branch, index and files exactly as the agent left them
     branch = f"zen/review/{job_id}"
-    assert result["branch"] == branch and git(lane, "rev-parse", branch) == result["commit"]
+    assert result.branch == branch and git(lane, "rev-parse", branch) == result.commit
     log = git(lane, "log", "--format=%an|%s", f"main..{branch}").splitlines()
     assert log == ["zen|zen: uncommitted work of work", "zen test|agent: add feature"]
     assert git(lane, "rev-parse", f"{branch}^") == agent_commit  # the agent's commit is kept
     files = files_on(lane, branch)
     assert {"feature.py", "new_dir/notes.txt", "src/app.py"} <= files and "README.md" not in files
     assert git(lane, "show", f"{branch}:src/app.py") == "print('changed')"
-    assert result["files"] == 4 and result["clean_merge"] is True and result["snapshot"] is True
+    assert result.files == 4 and result.clean_merge is True and result.snapshot is True
     # the agent's branch did not move and no lane branch changed
     assert git(lane, "rev-parse", f"zen/{job_id}") == agent_commit
     assert git(lane, "status", "--porcelain") == ""
@@ -85,10 +86,10 @@ def test_ignored_files_and_zen_private_dirs_are_left_out(lane: Path, home: Path)
 
     result = harvest(JobContext.load(Home(home), job_id))
 
-    files = files_on(lane, result["branch"])
+    files = files_on(lane, result.branch)
     assert "real.txt" in files
     assert not any(f.startswith((".zen", "build/")) or f.endswith(".log") for f in files), files
-    assert result["files"] == 1 and result["insertions"] == 1
+    assert result.files == 1 and result.insertions == 1
 
 
 def test_the_agents_own_git_add_all_skips_zen_private_dirs(lane: Path, home: Path) -> None:
@@ -104,14 +105,14 @@ def test_harvesting_twice_with_nothing_new_gives_the_same_commit(lane: Path, hom
     (wt / "one.txt").write_text("1\n")
     first = harvest(JobContext.load(Home(home), job_id))
     second = harvest(JobContext.load(Home(home), job_id))
-    assert second["commit"] == first["commit"]
+    assert second.commit == first.commit
     assert len(git(lane, "rev-list", f"main..zen/review/{job_id}").splitlines()) == 1
     # new work after a harvest: a fresh snapshot on top of the agent's HEAD, not on the old one
     (wt / "two.txt").write_text("2\n")
     third = harvest(JobContext.load(Home(home), job_id))
-    assert third["commit"] != first["commit"]
+    assert third.commit != first.commit
     assert git(lane, "rev-list", "--count", f"main..zen/review/{job_id}") == "1"
-    assert files_on(lane, third["branch"]) >= {"one.txt", "two.txt"}
+    assert files_on(lane, third.branch) >= {"one.txt", "two.txt"}
     types = [e["type"] for e in JobStore(Home(home)).events(job_id)]
     assert types.count("harvest.done") == 3
 
@@ -122,15 +123,15 @@ def test_nothing_uncommitted_means_the_branch_points_at_the_agents_head(lane: Pa
     git(wt, "add", "f.txt")
     git(wt, "commit", "-q", "-m", "agent work")
     result = harvest(JobContext.load(Home(home), job_id))
-    assert result["commit"] == git(wt, "rev-parse", "HEAD") and result["snapshot"] is False
-    assert [c["subject"] for c in result["commits"]] == ["agent work"]
+    assert result.commit == git(wt, "rev-parse", "HEAD") and result.snapshot is False
+    assert [c["subject"] for c in result.commits] == ["agent work"]
 
 
 def test_an_agent_that_changed_nothing_harvests_to_the_base(lane: Path, home: Path) -> None:
     job_id, _ = start_job(home, lane)
     result = harvest(JobContext.load(Home(home), job_id))
-    assert result["commit"] == git(lane, "rev-parse", "main")
-    assert result["files"] == 0 and result["commits"] == []
+    assert result.commit == git(lane, "rev-parse", "main")
+    assert result.files == 0 and result.commits == []
     assert "none: the agent changed nothing" in (home / "jobs" / job_id / "review.md").read_text()
 
 
@@ -143,7 +144,7 @@ def test_review_md_and_the_harvest_done_event(lane: Path, home: Path) -> None:
     result = harvest(JobContext.load(Home(home), job_id))
 
     review = (home / "jobs" / job_id / "review.md").read_text()
-    assert f"zen/review/{job_id}" in review and result["commit"][:12] in review
+    assert f"zen/review/{job_id}" in review and result.commit[:12] in review
     assert git(lane, "rev-parse", "main")[:12] in review  # the base commit
     assert "write the guide" in review and "zen: uncommitted work of docs" in review
     assert "2 files changed, 3 insertions(+), 1 deletions(-)" in review
@@ -154,24 +155,24 @@ def test_review_md_and_the_harvest_done_event(lane: Path, home: Path) -> None:
     done = [e for e in store.events(job_id) if e["type"] == "harvest.done"][-1]
     assert done["actor"] == "harvest"
     assert {k: done[k] for k in ("branch", "commit", "files", "insertions", "deletions", "clean_merge")} == {
-        "branch": f"zen/review/{job_id}", "commit": result["commit"], "files": 2,
+        "branch": f"zen/review/{job_id}", "commit": result.commit, "files": 2,
         "insertions": 3, "deletions": 1, "clean_merge": True}
     snap = store.snapshot(job_id)
-    assert snap.review_branch == f"zen/review/{job_id}" and snap.harvest_commit == result["commit"]
+    assert snap.review_branch == f"zen/review/{job_id}" and snap.harvest_commit == result.commit
 
 
 def test_a_conflict_with_the_current_base_is_reported(lane: Path, home: Path) -> None:
     job_id, wt = start_job(home, lane)
     (wt / "src" / "app.py").write_text("print('agent')\n")
     first = harvest(JobContext.load(Home(home), job_id))
-    assert first["clean_merge"] is True
+    assert first.clean_merge is True
     # meanwhile a human changes the same line on main
     (lane / "src" / "app.py").write_text("print('human')\n")
     git(lane, "commit", "-q", "-am", "human edit")
     main_before = git(lane, "rev-parse", "main")
     second = harvest(JobContext.load(Home(home), job_id))
-    assert second["clean_merge"] is False and second["conflicts"] == ["src/app.py"]
-    assert second["commit"] == first["commit"]  # nothing new in the worktree
+    assert second.clean_merge is False and second.conflicts == ["src/app.py"]
+    assert second.commit == first.commit  # nothing new in the worktree
     review = (home / "jobs" / job_id / "review.md").read_text()
     assert "merges cleanly: NO" in review and "`src/app.py`" in review
     # the check merged nothing anywhere
@@ -186,14 +187,14 @@ def test_a_diverged_but_compatible_base_still_merges_cleanly(lane: Path, home: P
     (lane / "human.txt").write_text("human\n")
     git(lane, "add", "human.txt")
     git(lane, "commit", "-q", "-m", "human work")
-    assert harvest(JobContext.load(Home(home), job_id))["clean_merge"] is True
+    assert harvest(JobContext.load(Home(home), job_id)).clean_merge is True
 
 
 def test_observe_mode_writes_a_report_and_no_branch(lane: Path, home: Path) -> None:
     job_id, wt = start_job(home, lane)
     (wt / "idea.txt").write_text("idea\n")
     result = harvest(JobContext.load(Home(home), job_id), make_branch=False)
-    assert result["branch"] is None
+    assert result.branch is None
     assert git(lane, "branch", "--list", "zen/review/*") == ""
     review = (home / "jobs" / job_id / "review.md").read_text()
     assert "observe mode" in review and "idea.txt" in review
@@ -217,7 +218,7 @@ def test_harvest_works_without_any_git_identity(lane: Path, home: Path,
     monkeypatch.setenv("EMAIL", "")
     (wt / "x.txt").write_text("x\n")
     result = harvest(JobContext.load(Home(home), job_id))
-    assert git(lane, "log", "-1", "--format=%an <%ae>", result["commit"]) == "zen <zen@localhost>"
+    assert git(lane, "log", "-1", "--format=%an <%ae>", result.commit) == "zen <zen@localhost>"
 
 
 def test_remove_worktree_refuses_unharvested_work(lane: Path, home: Path) -> None:
@@ -292,3 +293,20 @@ def test_a_same_size_edit_in_the_same_second_as_checkout_is_harvested(tmp_path: 
         assert g.out(repo, "show", f"{snap.commit}:a.txt") == "howdy"
         return
     raise AssertionError("could not edit within the checkout's second in 10 tries")
+
+
+def test_the_json_form_of_a_harvest_keeps_its_fields_and_what_harvest_done_records(lane: Path, home: Path) -> None:
+    """`zen harvest --json` prints Harvest.to_json(): the same document as before it was typed."""
+    job_id, wt = start_job(home, lane)
+    (wt / "added.txt").write_text("new\n")
+    result = harvest(JobContext.load(Home(home), job_id))
+    data = json.loads(json.dumps(result.to_json()))
+    assert list(data) == ["job", "branch", "commit", "head", "snapshot", "base", "base_commit", "base_tip",
+                          "commits", "files", "insertions", "deletions", "diffstat", "clean_merge",
+                          "conflicts", "predicted_conflicts", "lane", "worktree", "review", "reported"]
+    assert data["job"] == job_id and data["files"] == 1 and data["predicted_conflicts"] == []
+    done = [e for e in JobStore(Home(home)).events(job_id) if e["type"] == "harvest.done"][-1]
+    for key in ("branch", "commit", "files", "insertions", "deletions", "clean_merge", "head", "base_commit",
+                "snapshot"):
+        assert done[key] == data[key], key
+    assert result.brief() == {"branch": data["branch"], "commit": data["commit"], "files": 1}

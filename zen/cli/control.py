@@ -6,10 +6,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -17,6 +16,7 @@ from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.errors import ZenError
 from zen.orchestration import control
+from zen.orchestration.harvest import Harvest
 from zen.orchestration.query import resolve_job
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -34,7 +34,7 @@ def send(
     if not text.strip():
         raise ZenError("nothing to send (the text is empty)")
     result = control.send(common.home(), job, text, force=force)
-    render.emit(result, json_out, lambda r: [f"sent to {r['job']}"])
+    render.emit(result, json_out, lambda r: [f"sent to {r.job}"])
     return 0
 
 
@@ -128,16 +128,16 @@ def output(
     return 0
 
 
-def _stopped(verb: str) -> render.TextForm[Mapping[str, Any]]:
-    def text(result: Mapping[str, Any]) -> Iterator[render.Out]:
-        code, sig = result.get("exit_code"), result.get("signal")
+def _stopped(verb: str) -> render.TextForm[control.Stopped]:
+    def text(result: control.Stopped) -> Iterator[render.Out]:
+        code, sig = result.exit_code, result.signal
         how = f"exit code {code}" if code is not None else (f"signal {sig}" if sig else "exit unknown")
-        line = f"{verb} {result['job']} ({how})"
-        h = result.get("harvest")
-        if h:
-            line += f"; work on {h.get('branch') or REVIEW} ({h.get('files')} files)"
-        elif result.get("review_branch"):
-            line += f"; work on {result['review_branch']}"
+        line = f"{verb} {result.job} ({how})"
+        h = result.harvest
+        if h is not None:
+            line += f"; work on {h.branch or REVIEW} ({h.files} files)"
+        elif result.review_branch:
+            line += f"; work on {result.review_branch}"
         yield line
     return text
 
@@ -158,11 +158,11 @@ def cancel(
     return 0
 
 
-def _harvested(r: Mapping[str, Any]) -> Iterator[render.Out]:
-    where = r.get("branch") or "(report only: autonomy level observe)"
-    yield (f"harvested {r['job']} onto {where} at {str(r['commit'])[:12]}: "
-           f"{r['files']} files, +{r['insertions']} -{r['deletions']}")
-    yield f"review: {r['review']}"
+def _harvested(r: Harvest) -> Iterator[render.Out]:
+    where = r.branch or "(report only: autonomy level observe)"
+    yield (f"harvested {r.job} onto {where} at {r.commit[:12]}: "
+           f"{r.files} files, +{r.insertions} -{r.deletions}")
+    yield f"review: {r.review}"
 
 
 def harvest(job: str = JOB, json_out: bool = JSON) -> int:
@@ -171,9 +171,9 @@ def harvest(job: str = JOB, json_out: bool = JSON) -> int:
     return 0
 
 
-def _cleaned(done: list[dict[str, Any]]) -> Iterator[render.Out]:
+def _cleaned(done: list[control.Cleaned]) -> Iterator[render.Out]:
     for d in done:
-        yield f"removed {d['worktree']} (work stays on {d['review_branch']})"
+        yield f"removed {d.worktree} (work stays on {d.review_branch})"
     if not done:
         yield "nothing to clean"
 

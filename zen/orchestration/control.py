@@ -14,7 +14,7 @@ import re
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from zen.core.refs import resolve
 from zen.errors import NotFound, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
-from zen.orchestration.harvest import harvest
+from zen.orchestration.harvest import Harvest, harvest
 from zen.orchestration.query import pending_tasks, resolve_job
 from zen.store import events as ev_store
 from zen.store import spool
@@ -78,7 +78,7 @@ def make_branch(home: Home, domain: str | None) -> bool:
     return level is None or level > Level.observe
 
 
-def harvest_after_exit(ctx: JobContext) -> dict[str, Any] | None:
+def harvest_after_exit(ctx: JobContext) -> Harvest | None:
     """Harvest once after the agent's exit (the supervisor and a command may both try)."""
     with flocked(ctx.paths.autoharvest_lock):
         events = ctx.events()
@@ -188,7 +188,52 @@ def typing_of(agent: str | None) -> dict[str, Any]:
         return {}
 
 
-def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Sent:
+    """Text typed into a waiting agent (`zen send`): the input.sent event's seq."""
+
+    job: str
+    seq: int
+    state: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job, "seq": self.seq, "state": self.state}
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What `zen finish`, `zen cancel` or the kill switch did to one job."""
+
+    job: str
+    state: str
+    exit_code: int | None = None
+    signal: int | None = None
+    recorded_exit: bool = False        # False when someone else had recorded the exit already
+    review_branch: str | None = None
+    harvest: Harvest | None = None
+    started: bool = True               # False: cancelled while queued, with no agent to stop
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.started:
+            return {"job": self.job, "state": self.state, "exit_code": None, "harvest": None}
+        return {"job": self.job, "state": self.state, "exit_code": self.exit_code, "signal": self.signal,
+                "recorded_exit": self.recorded_exit, "review_branch": self.review_branch,
+                "harvest": self.harvest.brief() if self.harvest is not None else None}
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A removed worktree (`zen clean`); the work stays on its review branch."""
+
+    job: str
+    worktree: str
+    review_branch: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job, "worktree": self.worktree, "review_branch": self.review_branch}
+
+
+def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:
     ctx, snap = _job(home, ref)
     job_id = ctx.job_id
     if not snap.state.live:
@@ -206,7 +251,7 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> dict[str, A
     except ZenError as exc:
         ctx.append(E.INPUT_FAILED, actor=Actor.HUMAN, reason=str(exc))
         raise
-    return {"job": job_id, "seq": ev["seq"], "state": snap.state.value}
+    return Sent(job_id, int(ev["seq"]), snap.state.value)
 
 
 def _grace(cfg: Config) -> float:
@@ -218,7 +263,7 @@ def _grace(cfg: Config) -> float:
 
 def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: list[str] | None = None,
              actor: str = Actor.HUMAN, reason: str | None = None, ctx: JobContext | None = None,
-             key_pause_s: float = 0.0) -> dict[str, Any]:
+             key_pause_s: float = 0.0) -> Stopped:
     """Stop a job's agent (keys, else TERM; grace; KILL), record its exit and harvest its work.
 
     The kill switch and `zen finish` use this; `cancel` adds job.cancelled first.
@@ -235,12 +280,11 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     if snap.tmux_session:
         tmux.kill_session(snap.tmux_session)
     snap = ctx.snapshot()
-    return {"job": job_id, "state": snap.state.value, "exit_code": snap.exit_code, "signal": snap.exit_signal,
-            "recorded_exit": ev is not None, "review_branch": snap.review_branch,
-            "harvest": harvested and {k: harvested[k] for k in ("branch", "commit", "files")}}
+    return Stopped(job_id, snap.state.value, exit_code=snap.exit_code, signal=snap.exit_signal,
+                   recorded_exit=ev is not None, review_branch=snap.review_branch, harvest=harvested)
 
 
-def finish(home: Home, ref: str) -> dict[str, Any]:
+def finish(home: Home, ref: str) -> Stopped:
     ctx, snap = _job(home, ref)
     job_id = ctx.job_id
     if snap.state.final:
@@ -270,7 +314,7 @@ def _claim_pending(home: Home, ref: str) -> bool:
     return True
 
 
-def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
+def cancel(home: Home, ref: str, reason: str | None = None) -> Stopped:
     try:
         ctx, snap = _job(home, ref)
     except NotFound:
@@ -284,11 +328,11 @@ def cancel(home: Home, ref: str, reason: str | None = None) -> dict[str, Any]:
     ctx.append(E.JOB_CANCELLED, actor=Actor.HUMAN, reason=reason or "cancelled by a human")
     if snap.state is JobStatus.queued and not snap.tmux_session:
         release_ended(home, job_id, "job cancelled")
-        return {"job": job_id, "state": "cancelled", "exit_code": None, "harvest": None}
+        return Stopped(job_id, JobStatus.cancelled.value, started=False)
     return stop_job(home, job_id, grace_s=_grace(ctx.config), actor=Actor.HUMAN, reason="cancel", ctx=ctx)
 
 
-def harvest_now(home: Home, ref: str) -> dict[str, Any]:
+def harvest_now(home: Home, ref: str) -> Harvest:
     ctx, snap = _job(home, ref)
     if not snap.worktree:
         raise ZenError(f"job {ctx.job_id} has no worktree yet (it is {snap.state.value}), "
@@ -310,7 +354,7 @@ def _cleanable(snap: JobSnapshot, tmux: Tmux) -> str | None:
     return None
 
 
-def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> list[dict[str, Any]]:
+def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> list[Cleaned]:
     """Remove worktrees of harvested jobs; never one holding work not on its review branch."""
     store = JobStore(home)
     if ref is not None:
@@ -321,7 +365,7 @@ def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> lis
         raise ZenError("say which job to clean (zen clean JOB) or --harvested for all harvested jobs")
     cfg = Config.load(home)
     tmux = Tmux.for_home(home)
-    done: list[dict[str, Any]] = []
+    done: list[Cleaned] = []
     for job_id in ids:
         snap = store.snapshot(job_id)
         wt = Path(snap.worktree) if snap.worktree else None
@@ -344,7 +388,7 @@ def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> lis
                 raise
             continue
         store.append(job_id, E.WORKTREE_REMOVED, actor=Actor.HUMAN, path=str(wt))
-        done.append({"job": job_id, "worktree": str(wt), "review_branch": snap.review_branch})
+        done.append(Cleaned(job_id, str(wt), snap.review_branch))
     return done
 
 

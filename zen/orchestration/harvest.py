@@ -9,6 +9,7 @@ files stay exactly as they were. A running agent can be harvested without stoppi
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,49 @@ def review_branch(job_id: str) -> str:
     return f"{REVIEW_PREFIX}{job_id}"
 
 
+@dataclass(frozen=True)
+class Harvest:
+    """What one harvest did: the fields `harvest.done` records and the report's details.
+    `zen harvest --json` prints `to_json()`."""
+
+    job: str
+    branch: str | None              # None in observe mode: a report, no branch
+    commit: str                     # the review tip: the agent's HEAD or zen's snapshot on top
+    head: str
+    snapshot: bool                  # zen added a commit for uncommitted files
+    base: str
+    base_commit: str
+    base_tip: str | None            # the base ref now (None when it no longer resolves)
+    commits: list[dict[str, str]]   # base..commit, oldest first: sha, author, subject
+    files: int
+    insertions: int
+    deletions: int
+    diffstat: str
+    clean_merge: bool | None
+    conflicts: list[str]
+    predicted_conflicts: list[Predicted]
+    lane: str | None
+    worktree: str
+    review: str
+    reported: list[dict[str, Any]]  # act-and-report: actions beyond the worktree the guardian let through
+
+    def brief(self) -> dict[str, Any]:
+        """Where the work went, as the stop commands report it."""
+        return {"branch": self.branch, "commit": self.commit, "files": self.files}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job, "branch": self.branch, "commit": self.commit, "head": self.head,
+                "snapshot": self.snapshot, "base": self.base, "base_commit": self.base_commit,
+                "base_tip": self.base_tip, "commits": self.commits, "files": self.files,
+                "insertions": self.insertions, "deletions": self.deletions, "diffstat": self.diffstat,
+                "clean_merge": self.clean_merge, "conflicts": self.conflicts,
+                "predicted_conflicts": [p.to_json() for p in self.predicted_conflicts],
+                "lane": self.lane, "worktree": self.worktree, "review": self.review,
+                "reported": self.reported}
+
+
 def harvest(ctx: JobContext, *, make_branch: bool = True,
-            events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            events: list[dict[str, Any]] | None = None) -> Harvest:
     """Snapshot the job's worktree onto its review branch and write review.md.
 
     Returns what `harvest.done` records plus the report's details. With `make_branch=False`
@@ -45,15 +87,14 @@ def harvest(ctx: JobContext, *, make_branch: bool = True,
         except ZenError as exc:
             ctx.append(E.HARVEST_FAILED, actor=Actor.HARVEST, reason=str(exc))
             raise
-        fields = {k: result[k] for k in ("branch", "commit", "files", "insertions", "deletions",
-                                         "clean_merge")}
-        ctx.append(E.HARVEST_DONE, actor=Actor.HARVEST, **fields,
-                   head=result["head"], base_commit=result["base_commit"],
-                   snapshot=result["snapshot"], observe=not make_branch)
+        ctx.append(E.HARVEST_DONE, actor=Actor.HARVEST, branch=result.branch, commit=result.commit,
+                   files=result.files, insertions=result.insertions, deletions=result.deletions,
+                   clean_merge=result.clean_merge, head=result.head, base_commit=result.base_commit,
+                   snapshot=result.snapshot, observe=not make_branch)
         return result
 
 
-def _predicted(ctx: JobContext, commit: str, base_tip: str | None) -> list[Any]:
+def _predicted(ctx: JobContext, commit: str, base_tip: str | None) -> list[Predicted]:
     """Conflicts with the lane's other open work (zen.coord.review); never fails a harvest."""
     try:
         return at_harvest(ctx.home, ctx.job_id, commit, base_tip)
@@ -71,7 +112,7 @@ def _lane_repo_and_base(ctx: JobContext) -> tuple[Path, str]:
     return lane.repo, lane.base
 
 
-def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -> dict[str, Any]:
+def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -> Harvest:
     job_id = ctx.job_id
     snap = ctx.snapshot()
     task = ctx.task
@@ -102,31 +143,16 @@ def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -
         clean, conflicts = g.merge_check(worktree, base_tip, shot.commit)
     predicted = _predicted(ctx, shot.commit, base_tip)
 
-    result: dict[str, Any] = {
-        "job": job_id,
-        "branch": branch if make_branch else None,
-        "commit": shot.commit,
-        "head": shot.head,
-        "snapshot": shot.snapshot,
-        "base": base_ref,
-        "base_commit": base_commit,
-        "base_tip": base_tip,
-        "commits": commits,
-        "files": files,
-        "insertions": ins,
-        "deletions": dels,
-        "diffstat": stat,
-        "clean_merge": clean,
-        "conflicts": conflicts,
-        "predicted_conflicts": [p.to_json() for p in predicted],
-        "lane": task.lane or task.repo,
-        "worktree": str(worktree),
-        "review": str(ctx.paths.review),
-        # act-and-report: every action beyond the worktree the guardian let through, for review
-        "reported": [{"rule": e.get("rule"), "command": e.get("command") or e.get("file_path"), "ts": e.get("ts")}
-                     for e in events
-                     if e.get("type") == E.GUARD_ALLOWED and str(e.get("rule", "")).startswith("report.")],
-    }
+    result = Harvest(
+        job=job_id, branch=branch if make_branch else None, commit=shot.commit, head=shot.head,
+        snapshot=shot.snapshot, base=base_ref, base_commit=base_commit, base_tip=base_tip,
+        commits=commits, files=files, insertions=ins, deletions=dels, diffstat=stat,
+        clean_merge=clean, conflicts=conflicts, predicted_conflicts=predicted,
+        lane=task.lane or task.repo, worktree=str(worktree), review=str(ctx.paths.review),
+        reported=[{"rule": e.get("rule"), "command": e.get("command") or e.get("file_path"), "ts": e.get("ts")}
+                  for e in events
+                  if e.get("type") == E.GUARD_ALLOWED and str(e.get("rule", "")).startswith("report.")],
+    )
     atomic_write(ctx.paths.review, render_review(result, task.name, task.prompt))
     return result
 
@@ -137,44 +163,44 @@ def _message(job_id: str, name: str) -> str:
             f"Zen-Job: {job_id}\n")
 
 
-def render_review(r: dict[str, Any], name: str, prompt: str) -> str:
+def render_review(r: Harvest, name: str, prompt: str) -> str:
     """review.md: what a human reviewer needs before `git log zen/review/<id>`."""
-    lines = [f"# Review: {name}", "", f"- job: `{r['job']}`"]
-    if r["branch"]:
-        lines.append(f"- branch: `{r['branch']}` at `{r['commit'][:12]}`")
+    lines = [f"# Review: {name}", "", f"- job: `{r.job}`"]
+    if r.branch:
+        lines.append(f"- branch: `{r.branch}` at `{r.commit[:12]}`")
     else:
         lines.append(f"- branch: none (observe mode: this is a report only; the work is at "
-                     f"`{r['commit'][:12]}`, unreferenced, and in the worktree)")
-    lines.append(f"- base: `{r['base']}`, started from `{r['base_commit'][:12]}`")
-    lines.append(f"- worktree: `{r['worktree']}`")
-    lines.append(f"- changes: {r['files']} files changed, {r['insertions']} insertions(+), "
-                 f"{r['deletions']} deletions(-)")
-    if r["clean_merge"] is None:
-        merge = f"unknown (base `{r['base']}` does not resolve any more)"
-    elif r["clean_merge"]:
-        merge = f"yes, onto the current `{r['base']}` (`{r['base_tip'][:12]}`)"
+                     f"`{r.commit[:12]}`, unreferenced, and in the worktree)")
+    lines.append(f"- base: `{r.base}`, started from `{r.base_commit[:12]}`")
+    lines.append(f"- worktree: `{r.worktree}`")
+    lines.append(f"- changes: {r.files} files changed, {r.insertions} insertions(+), "
+                 f"{r.deletions} deletions(-)")
+    tip = (r.base_tip or "")[:12]  # set whenever clean_merge is
+    if r.clean_merge is None:
+        merge = f"unknown (base `{r.base}` does not resolve any more)"
+    elif r.clean_merge:
+        merge = f"yes, onto the current `{r.base}` (`{tip}`)"
     else:
-        merge = (f"NO: conflicts with the current `{r['base']}` (`{r['base_tip'][:12]}`) in "
-                 + ", ".join(f"`{c}`" for c in r["conflicts"]) if r["conflicts"] else
-                 f"NO: conflicts with the current `{r['base']}` (`{r['base_tip'][:12]}`)")
+        merge = (f"NO: conflicts with the current `{r.base}` (`{tip}`) in "
+                 + ", ".join(f"`{c}`" for c in r.conflicts) if r.conflicts else
+                 f"NO: conflicts with the current `{r.base}` (`{tip}`)")
     lines += [f"- merges cleanly: {merge}", "", "## Task", ""]
     lines += [f"> {ln}" if ln else ">" for ln in prompt.rstrip().splitlines()]
     lines += ["", "## Commits", ""]
-    if r["commits"]:
-        for c in r["commits"]:
-            who = "zen snapshot" if c["sha"] == r["commit"] and r["snapshot"] else c["author"]
+    if r.commits:
+        for c in r.commits:
+            who = "zen snapshot" if c["sha"] == r.commit and r.snapshot else c["author"]
             lines.append(f"- `{c['sha'][:12]}` {c['subject']} ({who})")
     else:
         lines.append("- none: the agent changed nothing")
-    lines += ["", "## Diffstat", "", "```", r["diffstat"] or "(no changes)", "```", ""]
-    if "predicted_conflicts" in r:
-        lines += review_lines([Predicted(**p) for p in r["predicted_conflicts"]], r.get("lane"))
-    if r.get("reported"):
+    lines += ["", "## Diffstat", "", "```", r.diffstat or "(no changes)", "```", ""]
+    lines += review_lines(r.predicted_conflicts, r.lane)
+    if r.reported:
         lines += ["## Actions beyond the worktree (act-and-report)", ""]
-        lines += [f"- {a['ts']} `{a['command']}` ({a['rule']})" for a in r["reported"]]
+        lines += [f"- {a['ts']} `{a['command']}` ({a['rule']})" for a in r.reported]
         lines.append("")
-    if r["branch"]:
+    if r.branch:
         lines += ["## Next", "",
-                  f"    git log -p {r['base_commit'][:12]}..{r['branch']}",
-                  f"    zen accept {r['job']}   # or: zen reject {r['job']} --correction \"...\"", ""]
+                  f"    git log -p {r.base_commit[:12]}..{r.branch}",
+                  f"    zen accept {r.job}   # or: zen reject {r.job} --correction \"...\"", ""]
     return "\n".join(lines)

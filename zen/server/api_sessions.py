@@ -89,7 +89,7 @@ def send_input(job: str, body: InputBody, h: Home = Depends(home)) -> ActionResu
     """Type text and Enter into a waiting agent (as `zen send`; `force` types into a busy one)."""
     if not body.text.strip():
         raise UsageError("nothing to send (the text is empty)")
-    return ActionResult(**control.send(h, job, body.text, force=body.force))
+    return ActionResult(**control.send(h, job, body.text, force=body.force).to_json())
 
 
 @router.post("/sessions/{job}/keys", response_model=ActionResult)
@@ -109,7 +109,8 @@ def get_screen(job: str, h: Home = Depends(home)) -> Screen:
     return Screen(**terminal.screen(h, job))
 
 
-def _stopped(result: dict[str, Any]) -> ActionResult:
+def _stopped(stopped: control.Stopped) -> ActionResult:
+    result = stopped.to_json()
     return ActionResult(**{k: v for k, v in result.items() if v is not None or k in ("job", "state")})
 
 
@@ -129,8 +130,7 @@ def finish(job: str, h: Home = Depends(home)) -> ActionResult:
 def harvest(job: str, h: Home = Depends(home)) -> ActionResult:
     """Snapshot the work onto zen/review/<id> (a live agent keeps running)."""
     r = control.harvest_now(h, job)
-    return ActionResult(job=str(r["job"]), state=None, branch=r.get("branch"), commit=r.get("commit"),
-                        files=r.get("files"))
+    return ActionResult(job=r.job, state=None, branch=r.branch, commit=r.commit, files=r.files)
 
 
 @router.post("/sessions/{job}/pause", response_model=ActionResult)

@@ -138,7 +138,7 @@ def get_task(task_id: str, h: Home = Depends(home)) -> TaskDetail:
 def delete_task(task_id: str, h: Home = Depends(home)) -> ActionResult:
     """Cancel the task: a pending or queued one never starts; a running agent is stopped and its
     work harvested (as `zen cancel`). Nothing is deleted from disk."""
-    return ActionResult(**control.cancel(h, task_id, "cancelled over the API"))
+    return ActionResult(**control.cancel(h, task_id, "cancelled over the API").to_json())
 
 
 @router.post("/queue", response_model=TaskOut, status_code=status.HTTP_201_CREATED)
@@ -164,4 +164,4 @@ def dequeue(task_id: str, h: Home = Depends(home)) -> ActionResult:
             raise
     if snap is not None and snap.state.value != "queued":
         raise ZenError(f"job {snap.job} is {snap.state.value}, not queued (DELETE /tasks/{snap.job} cancels it)")
-    return ActionResult(**control.cancel(h, task_id, "taken out of the queue over the API"))
+    return ActionResult(**control.cancel(h, task_id, "taken out of the queue over the API").to_json())
