@@ -295,3 +295,34 @@ def test_the_checker_itself_sees_imports_inside_functions(probe: str, tmp_path: 
     m = Module(f"zen.{probe}.x", tmp_path / "x.py", tree)
     found = list(_imports(tree, m, {"zen.store", "zen.store.home"}))
     assert ("zen.store.home", "inner", True) in found
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body:
+            first = n.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def test_every_file_name_of_a_home_and_a_job_is_spelled_only_in_the_layout() -> None:
+    """A file name of zen/store/layout.py (task.yaml, pane.log, server.json, ...) appears in no
+    other module's code as a literal or a path component (prose in messages may name it)."""
+    from zen.store import layout  # the layout under test, read as data
+
+    names = {v for k, v in vars(layout).items() if k.isupper() and isinstance(v, str) and "." in v.strip(".")}
+    assert {"task.yaml", "pane.log", "exit_code", "claude-settings.json"} - names <= {"exit_code"}
+    spelled = []
+    for m in MODULES.values():
+        if m.name == "zen.store.layout":
+            continue
+        docs = _docstrings(m.tree)
+        for n in ast.walk(m.tree):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+                pieces = [n.value] if " " in n.value else n.value.split("/")
+                hit = n.value in names or any(p in names for p in pieces)
+                if hit:
+                    spelled.append(f"{m.name}:{n.lineno}: {n.value!r}")
+    assert not spelled, "file names spelled outside zen/store/layout.py:\n" + "\n".join(sorted(spelled))
