@@ -44,8 +44,13 @@ def _status(args: list[str]) -> Callable[[], int] | None:
     json_out = bool(args)
 
     def run() -> int:
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.cli import render
+
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.cli.views import status_lines
+
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.orchestration import overview
 
         render.emit(overview.status(_home(), full=json_out), json_out, status_lines)
@@ -76,8 +81,13 @@ def _show(args: list[str]) -> Callable[[], int] | None:
     ref = job
 
     def run() -> int:
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.cli import render
+
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.cli.views import show_lines
+
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.orchestration import overview
 
         render.emit(overview.job(_home(), ref, last_events=events), False, show_lines)
@@ -89,6 +99,7 @@ def _show(args: list[str]) -> Callable[[], int] | None:
 def _dispatch(args: list[str]) -> Callable[[], int] | None:
     """click's forms of the dispatch options (`--opt V`, `--opt=V`, `--` then words); a value
     that looks like an option, a bad --retries, a second prompt: the full CLI says why."""
+    # loaded when the command runs: the fast entry imports only what it needs
     from zen.cli.submit import OPTIONS
 
     opts: dict[str, Any] = {"depends_on": []}
@@ -127,11 +138,13 @@ def _dispatch(args: list[str]) -> Callable[[], int] | None:
             return None
         prompt = a
     if "task_file" in opts:
+        # loaded when the command runs: the fast entry imports only what it needs
         from pathlib import Path
 
         opts["task_file"] = Path(opts["task_file"])
 
     def run() -> int:
+        # loaded when the command runs: the fast entry imports only what it needs
         from zen.cli.submit import submit
 
         return submit(_home(), prompt, json_out=json_out, **opts)

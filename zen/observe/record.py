@@ -35,7 +35,7 @@ from zen.observe.tail import Cursor, read_new
 from zen.observe.tokens import count
 from zen.store.atomic import atomic_write, flocked
 from zen.store.events import append, read_from
-from zen.store.layout import JobPaths
+from zen.store.layout import Home, JobPaths
 
 PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout, "gemini": GeminiChat,
                            "aider": AiderLog}
@@ -208,7 +208,6 @@ def home_prices(home: Path) -> Mapping[str, Any]:
     try:
         # here, not at the top: it pulls in ruamel, which the hook loads only when it must
         from zen.store.config import Config
-        from zen.store.layout import Home  # (with it)
 
         return Config.load(Home(home)).section("prices")
     except Exception:

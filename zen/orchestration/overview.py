@@ -128,7 +128,7 @@ def job(home: Home, ref: str, *, last_events: int = 10) -> dict[str, Any]:
     """`zen show JOB`: its task, state, metrics and last events, as plain data."""
     job_id = resolve_job(home, ref)
     d = home.job_dir(job_id)
-    events, _ = ev_store.read_from(d / "events.jsonl", 0)
+    events, _ = ev_store.read_from(home.job(job_id).events, 0)
     task = task_of(events)
     state = snapshots.state(str(home.jobs), job_id)
     if task is None or state is None:
