@@ -136,7 +136,9 @@ class GeminiAdapter:
                 "--approval-mode", str(ctx.settings.get("approval_mode") or "default"), *model_args(ctx)]
         if lane_trusted(ctx):
             argv.append("--skip-trust")
-        env = {"GEMINI_CLI_HOME": str(home), **agent_env(ctx)}
+        # CI=0: Gemini CLI takes a CI or CI_* variable (set by every CI runner) to mean "no terminal"
+        # and exits 42 waiting for piped input; under zen it always has a real terminal (tmux)
+        env = {"GEMINI_CLI_HOME": str(home), "CI": "0", **agent_env(ctx)}
         files = {home / ".gemini" / "settings.json": json.dumps(settings, indent=2) + "\n"}
         return LaunchSpec(argv=argv, env=env, files=files, initial_input=first_prompt(ctx))
 
