@@ -119,7 +119,7 @@ def test_gemini_command_line_and_its_own_gemini_home(tmp_path: Path, isolated_en
     spec = get_adapter("gemini").launch(c)
     home = c.job_dir / "gemini-home"
     assert spec.argv == ["gemini", "--approval-mode", "default"]    # no trusted lane: no --skip-trust
-    assert spec.env == {"GEMINI_CLI_HOME": str(home)}
+    assert spec.env == {"GEMINI_CLI_HOME": str(home), "CI": "0"}   # CI=0: it has a terminal, whatever the runner says
     assert spec.initial_input == prompt_for(c)
     hooks = json.loads(spec.files[home / ".gemini" / "settings.json"])["hooks"]
     assert hooks["BeforeTool"][0]["hooks"][0]["command"] == f"{Q} guard hook --agent gemini"
