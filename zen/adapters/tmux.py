@@ -132,6 +132,22 @@ def _first_line(r: tmux_cmd) -> str:
     return lines[0].strip() if lines else f"exit {r.returncode}"
 
 
+def _run_chain(server: libtmux.Server, commands: tuple[list[str], ...], check: bool) -> tmux_cmd:
+    """Commands joined with tmux's `;` in one client call on `server`; TmuxError when one fails."""
+    args: list[str] = []
+    for i, cmd in enumerate(commands):
+        if i:
+            args.append(";")
+        args += [_escape_arg(a) for a in cmd]
+    try:
+        r = server.cmd(*args)
+    except tmux_exc.TmuxCommandNotFound:
+        raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
+    if check and r.returncode != 0:
+        raise TmuxError(f"tmux {args[0] if args else ''} failed: {_first_line(r)}")
+    return r
+
+
 class Tmux:
     def __init__(self, socket: str, conf: Path, died_file: Path | None = None) -> None:
         self.socket = socket
@@ -157,18 +173,7 @@ class Tmux:
     def run_chain(self, *commands: list[str], check: bool = True) -> tmux_cmd:
         """One or several tmux commands in one client call (tmux's `;` separator): one process
         instead of one per command, which is most of what starting an agent costs."""
-        args: list[str] = []
-        for i, cmd in enumerate(commands):
-            if i:
-                args.append(";")
-            args += [_escape_arg(a) for a in cmd]
-        try:
-            r = self.server.cmd(*args)
-        except tmux_exc.TmuxCommandNotFound:
-            raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
-        if check and r.returncode != 0:
-            raise TmuxError(f"tmux {args[0] if args else ''} failed: {_first_line(r)}")
-        return r
+        return _run_chain(self.server, commands, check)
 
     def run(self, *args: str, check: bool = True) -> tmux_cmd:
         return self.run_chain(list(args), check=check)
@@ -357,18 +362,7 @@ class ViewServer:
         return [self.server.tmux_bin or "tmux", *(["-L", self.socket] if self.socket else []), *args]
 
     def run_chain(self, *commands: list[str], check: bool = True) -> tmux_cmd:
-        args: list[str] = []
-        for i, cmd in enumerate(commands):
-            if i:
-                args.append(";")
-            args += [_escape_arg(a) for a in cmd]
-        try:
-            r = self.server.cmd(*args)
-        except tmux_exc.TmuxCommandNotFound:
-            raise TmuxError("tmux is not installed or not on PATH (install tmux 3.2 or newer)") from None
-        if check and r.returncode != 0:
-            raise TmuxError(f"tmux {args[0] if args else ''} failed: {_first_line(r)}")
-        return r
+        return _run_chain(self.server, commands, check)
 
     def run(self, *args: str, check: bool = True) -> tmux_cmd:
         return self.run_chain(list(args), check=check)

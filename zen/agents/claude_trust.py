@@ -21,11 +21,14 @@ def claude_json(home_dir: Path | None = None) -> Path:
     return (home_dir or Path(os.path.expanduser("~"))) / ".claude.json"
 
 
-def _key(repo: Path) -> str:
+def repo_key(repo: Path) -> str:
+    """How an agent's trust file names a folder: its absolute, resolved path."""
     return str(Path(repo).expanduser().resolve())
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_object(path: Path, fix: str = "fix it (or let Claude Code rewrite it)") -> dict[str, Any]:
+    """An agent's JSON settings file as an object ({} when absent or empty); ZenError when it is
+    not one, so zen never overwrites a file it could not read."""
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -35,7 +38,7 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError:
-        raise ZenError(f"{path} is not valid JSON; fix it (or let Claude Code rewrite it) and retry") from None
+        raise ZenError(f"{path} is not valid JSON; {fix} and retry") from None
     if not isinstance(data, dict):
         raise ZenError(f"{path} does not hold a JSON object; zen will not overwrite it")
     return data
@@ -43,10 +46,10 @@ def _load(path: Path) -> dict[str, Any]:
 
 def is_trusted(repo: Path, home_dir: Path | None = None) -> bool:
     try:
-        data = _load(claude_json(home_dir))
+        data = load_object(claude_json(home_dir))
     except ZenError:
         return False
-    entry = (data.get("projects") or {}).get(_key(repo)) or {}
+    entry = (data.get("projects") or {}).get(repo_key(repo)) or {}
     return bool(isinstance(entry, dict) and entry.get("hasTrustDialogAccepted"))
 
 
@@ -55,11 +58,11 @@ def trust(repo: Path, home_dir: Path | None = None) -> bool:
     path = claude_json(home_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     with flocked(path.parent / ".claude.json.zen-lock"):
-        data = _load(path)
+        data = load_object(path)
         projects = data.setdefault("projects", {})
         if not isinstance(projects, dict):
             raise ZenError(f"{path} has a 'projects' entry that is not an object; zen will not overwrite it")
-        entry = projects.setdefault(_key(repo), {})
+        entry = projects.setdefault(repo_key(repo), {})
         if entry.get("hasTrustDialogAccepted") is True:
             return False
         entry["hasTrustDialogAccepted"] = True
@@ -73,5 +76,5 @@ def trust_note(repo: Path, lane: str | None = None, home_dir: Path | None = None
     if is_trusted(repo, home_dir):
         return None
     name = lane or "NAME"
-    return (f"note: Claude Code does not trust {_key(repo)} yet, so a claude job would stop at its "
+    return (f"note: Claude Code does not trust {repo_key(repo)} yet, so a claude job would stop at its "
             f"trust dialog; run `zen lane trust {name}` to trust it (its worktrees are covered too)")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
+from zen.agents.claude_trust import load_object, repo_key
 from zen.errors import ZenError
 from zen.store.atomic import atomic_write, flocked
 
@@ -34,34 +34,14 @@ def trusted_folders(home_dir: Path | None = None) -> Path:
     return gemini_dir(home_dir) / "trustedFolders.json"
 
 
-def _key(repo: Path) -> str:
-    return str(Path(repo).expanduser().resolve())
-
-
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return {}
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise ZenError(f"{path} is not valid JSON; fix it and retry") from None
-    if not isinstance(data, dict):
-        raise ZenError(f"{path} does not hold a JSON object; zen will not overwrite it")
-    return data
-
-
 def is_trusted(repo: Path, home_dir: Path | None = None) -> bool:
     """Whether Gemini trusts `repo`: its own entry, an ancestor's TRUST_FOLDER, or a child's
     TRUST_PARENT."""
     try:
-        data = _load(trusted_folders(home_dir))
+        data = load_object(trusted_folders(home_dir))
     except ZenError:
         return False
-    key = Path(_key(repo))
+    key = Path(repo_key(repo))
     for path, level in data.items():
         p = Path(path)
         if level == TRUST_FOLDER and (p == key or p in key.parents):
@@ -78,8 +58,8 @@ def trust(repo: Path, home_dir: Path | None = None) -> bool:
     path = trusted_folders(home_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     with flocked(path.parent / ".trustedFolders.json.zen-lock"):
-        data = _load(path)
-        data[_key(repo)] = TRUST_FOLDER
+        data = load_object(path, "fix it")
+        data[repo_key(repo)] = TRUST_FOLDER
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
         atomic_write(path, json.dumps(data, indent=2) + "\n", mode=mode)
     return True
