@@ -355,7 +355,8 @@ def test_an_unreadable_task_is_set_aside_and_the_loop_goes_on(rp: Replay) -> Non
     bad.write_bytes(b"\xff\xfe not yaml at all: [")
     good = rp.dispatch("good")
     rp.tick()
-    assert (rp.home.spool_cur / "20261129T101500Z-bad-0000.invalid").exists()
+    assert (rp.home.spool_quarantine / "20261129T101500Z-bad-0000.yaml").exists()
+    assert "not UTF-8" in (rp.home.spool_quarantine / "20261129T101500Z-bad-0000.yaml.reason").read_text()
     assert rp.starts == [(good, "spawn")]
 
 

@@ -10,8 +10,9 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.orchestration.query import pending_tasks
+from zen.orchestration.query import pending_tasks, quarantine_json, quarantine_lines
 from zen.orchestration.schedule import breaker_status, plan
+from zen.store import spool
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,11 @@ class Next:
 class Queue:
     queue: list[Next]
     breaker: Mapping[str, Any]
+    quarantined: list[tuple[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"queue": [n.to_json() for n in self.queue], "breaker": dict(self.breaker),
+                "quarantined": quarantine_json(self.quarantined)}
 
 
 def _text(q: Queue) -> Iterator[render.Out]:
@@ -39,8 +45,11 @@ def _text(q: Queue) -> Iterator[render.Out]:
                           f"starts in the window, limit {b['limit']})")
     if not q.queue:
         yield "the queue is empty"
-        return
-    yield render.Table(["#", "job", "next", "why"], [[str(i + 1), r.job, r.action, r.why] for i, r in enumerate(q.queue)])
+    else:
+        yield render.Table(["#", "job", "next", "why"],
+                           [[str(i + 1), r.job, r.action, r.why] for i, r in enumerate(q.queue)])
+    for line in quarantine_lines(q.quarantined):
+        yield render.clean(line)
 
 
 def queue(json_out: bool = JSON) -> int:
@@ -49,7 +58,7 @@ def queue(json_out: bool = JSON) -> int:
     home = common.home()
     rows = [Next(t.id, "intake", "in the spool; a running supervisor takes it in", t.name) for t in pending_tasks(home)]
     rows += [Next(d.job, d.action, d.why) for d in plan(home)]
-    render.emit(Queue(rows, breaker_status(home)), json_out, _text)
+    render.emit(Queue(rows, breaker_status(home), spool.quarantined(home)), json_out, _text)
     return 0
 
 

@@ -56,6 +56,17 @@ def status_lines(s: Mapping[str, Any]) -> Iterator[render.Out]:
         yield render.Table(["id", "name", "state", "agent", "lane", "age", "cost"], rows)
     else:
         yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
+    yield from quarantine_lines(s.get("quarantined") or [])
+
+
+def quarantine_lines(entries: list[dict[str, str]]) -> Iterator[str]:
+    """What `zen status` and `zen queue` say about rejected spool entries (one line each)."""
+    if entries:
+        n = len(entries)
+        yield (f"quarantined: {n} spool entr{'y' if n == 1 else 'ies'} rejected, in spool/quarantine/ "
+               "(each with a .reason file; delete them when read)")
+        for e in entries[-10:]:
+            yield render.clean(f"  {e['file']}: {e['reason']}")
 
 
 def format_event(ev: Mapping[str, Any]) -> str:

@@ -13,6 +13,12 @@ ID_RE = re.compile(r"^\d{8}T\d{6}Z-[a-z0-9-]+-[0-9a-f]{4}$")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 
 
+def valid_id(text: object) -> bool:
+    """A job id of zen's grammar (time stamp, slug, four hex digits): nothing else may name a
+    path under the home (no separator, no dot, no traversal)."""
+    return isinstance(text, str) and ID_RE.fullmatch(text) is not None
+
+
 def slugify(text: str, max_len: int = 32) -> str:
     slug = _SLUG_BAD.sub("-", text.lower()).strip("-")
     if len(slug) > max_len:

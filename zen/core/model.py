@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from zen.core.agents import AgentKind
 from zen.core.durations import parse_duration
 from zen.core.events import FORMAT_VERSION
-from zen.core.ids import NAME_RE
+from zen.core.ids import NAME_RE, valid_id
 from zen.core.jobstate import JobStatus
 
 __all__ = ["AgentKind", "JobSnapshot", "JobStatus", "Level", "Task"]
@@ -83,6 +83,13 @@ class Task(BaseModel):
     def _version(cls, v: int) -> int:
         if v != TASK_VERSION:
             raise ValueError(f"task format version {v} is not supported (this zen reads {TASK_VERSION})")
+        return v
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not valid_id(v):
+            raise ValueError(f"id {v[:80]!r} is not a job id (like 20261129T101500Z-fix-login-3fa9)")
         return v
 
     @field_validator("prompt")

@@ -88,13 +88,18 @@ def usage_of(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
+def quarantine_json(entries: list[tuple[str, str]]) -> list[dict[str, str]]:
+    """Rejected spool entries (spool/quarantine/) as `zen status` and `zen queue` give them."""
+    return [{"file": f, "reason": r, "path": f"spool/quarantine/{f}"} for f, r in entries]
+
+
 def status(home: Home, *, full: bool = False) -> dict[str, Any]:
     """`zen status`: the supervisor, the breaker, the spool and every job (`full`: each job's
     whole state, as --json prints it; else what the table shows)."""
     cfg = Config.load(home)
     jobs = snapshots.rows(str(home.jobs), full=full)
     return {"supervisor": supervisor_status(home), "breaker": breaker(home, cfg), "pending": pending(home),
-            "jobs": jobs, "usage": usage_of(jobs)}
+            "jobs": jobs, "usage": usage_of(jobs), "quarantined": quarantine_json(spool.quarantined(home))}
 
 
 # -- one job -----------------------------------------------------------------------------------

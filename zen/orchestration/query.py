@@ -24,15 +24,18 @@ from zen.store import snapshots, spool
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 
+# a task file's size limit: the prompt's (limits.max_prompt_size) and room for the rest
+SPOOL_ENTRY_MAX = 16 * 2**20
+
 
 def pending_tasks(home: Home) -> list[Task]:
     """Tasks in spool/new, not yet taken in by a supervisor, oldest first."""
     out = []
     for path in spool.pending(home):
         try:
-            task = load_task_text(path.read_text(), str(path))
+            task = load_task_text(spool.read_entry(path, SPOOL_ENTRY_MAX), str(path))
         except Exception:
-            continue  # being written or garbled; the supervisor reports it when it claims
+            continue  # garbled, a FIFO, a link...: the supervisor quarantines it when it claims
         out.append(task)
     return out
 
@@ -96,6 +99,7 @@ class Status:
     breaker: Mapping[str, Any]
     pending: list[Task]
     jobs: list[JobSnapshot]
+    quarantined: list[tuple[str, str]] = field(default_factory=list)   # spool/quarantine: (file, reason)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +108,7 @@ class Status:
             "pending": [{"id": t.id, "name": t.name, "agent": t.agent.value, "lane": t.lane or t.repo,
                          "created_at": t.created_at} for t in self.pending],
             "jobs": [j.model_dump(mode="json") for j in self.jobs],
+            "quarantined": quarantine_json(self.quarantined),
             "usage": self.usage(),
         }
 
@@ -118,7 +123,21 @@ class Status:
 
 
 def status(home: Home) -> Status:
-    return Status(supervisor_status(home), breaker_status(home), pending_tasks(home), job_rows(home))
+    return Status(supervisor_status(home), breaker_status(home), pending_tasks(home), job_rows(home),
+                  spool.quarantined(home))
+
+
+def quarantine_json(entries: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"file": f, "reason": r, "path": f"spool/quarantine/{f}"} for f, r in entries]
+
+
+def quarantine_lines(entries: list[tuple[str, str]]) -> list[str]:
+    """What `zen status` and `zen queue` say about rejected spool entries (one line each)."""
+    if not entries:
+        return []
+    return [f"quarantined: {len(entries)} spool entr{'y' if len(entries) == 1 else 'ies'} rejected, in "
+            "spool/quarantine/ (each with a .reason file; delete them when read)",
+            *(f"  {f}: {r}" for f, r in entries[-10:])]
 
 
 # -- zen show / zen log ----------------------------------------------------------------

@@ -25,7 +25,9 @@ INCIDENTS = "incidents"
 JOBS = "jobs"
 SPOOL = "spool"
 SPOOL_TMP, SPOOL_NEW, SPOOL_CUR = "tmp", "new", "cur"
-SPOOL_INVALID_SUFFIX = ".invalid"             # a spooled task that could not be read, set aside
+SPOOL_INVALID_SUFFIX = ".invalid"             # (older zen) a spooled task that could not be read
+SPOOL_QUARANTINE = "quarantine"               # spool/quarantine/<file> + <file>.reason: rejected entries
+SPOOL_REASON_SUFFIX = ".reason"
 WORKTREES = "worktrees"
 CONTROL = "control"
 EVIDENCE = "evidence"
@@ -79,6 +81,7 @@ SUBDIRS = (
     f"{SPOOL}/{SPOOL_TMP}",
     f"{SPOOL}/{SPOOL_NEW}",
     f"{SPOOL}/{SPOOL_CUR}",
+    f"{SPOOL}/{SPOOL_QUARANTINE}",
     WORKTREES,
     CONTROL,
     *(f"{APPROVALS}/{s}" for s in APPROVAL_STATES),
@@ -240,6 +243,10 @@ class Home:
     @property
     def spool_cur(self) -> Path:
         return self.spool / SPOOL_CUR
+
+    @property
+    def spool_quarantine(self) -> Path:
+        return self.spool / SPOOL_QUARANTINE
 
     @property
     def worktrees(self) -> Path:
