@@ -221,7 +221,7 @@ class Tmux:
 
     # -- actions -----------------------------------------------------------------
     def start_pane(self, session: str, cwd: Path, argv: list[str], env: dict[str, str], log_path: Path,
-                   exit_path: Path | None = None) -> PaneInfo:
+                   exit_path: Path | None = None, window: str | None = None) -> PaneInfo:
         """A new session running `argv` in `cwd` with exactly `env`, its output appended to log_path.
 
         A session of that name left by a launch cut short is replaced. With `exit_path`, a small
@@ -234,7 +234,7 @@ class Tmux:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
         log_path.touch(exist_ok=True)
-        pane_id, global_names = self._new_session(session, cwd, log_path)
+        pane_id, global_names = self._new_session(session, cwd, log_path, window)
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
         # The server's global environment reaches every pane; drop what this agent must not see.
         cmd = ["env"]
@@ -257,14 +257,16 @@ class Tmux:
             raise TmuxError(f"tmux session {session} vanished right after it was created")
         return info
 
-    def _new_session(self, session: str, cwd: Path, log_path: Path) -> tuple[str, set[str]]:
+    def _new_session(self, session: str, cwd: Path, log_path: Path, window: str | None = None) -> tuple[str, set[str]]:
         """The session on a placeholder, its window's size fixed (window-size manual), remain-on-exit
         made sure again (the server may predate this config, or a user changed it), the pane's
         output piped to the log before the agent exists, and the names in the server's global
         environment. Returns (pane id, those names)."""
         chain = (
-            ["new-session", "-d", "-s", session, "-c", str(cwd), "-x", str(WIDTH), "-y", str(HEIGHT),
-             "-P", "-F", "#{pane_id}", *PLACEHOLDER],
+            # a window named after the job (-n also turns automatic-rename off): attached, it
+            # reads `fix-login`, not the `sh` of the exit wrapper
+            ["new-session", "-d", "-s", session, *(["-n", window] if window else []), "-c", str(cwd),
+             "-x", str(WIDTH), "-y", str(HEIGHT), "-P", "-F", "#{pane_id}", *PLACEHOLDER],
             # sets window-size manual on this window, at this size, whoever attached before
             ["resize-window", "-t", f"={session}:", "-x", str(WIDTH), "-y", str(HEIGHT)],
             ["set-option", "-g", "remain-on-exit", "on"],

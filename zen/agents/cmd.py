@@ -1,7 +1,7 @@
 """Any command as an agent: argv = task.command, cwd = the worktree, the prompt in $ZEN_PROMPT.
 
-The supervisor sets ZEN_PROMPT, ZEN_HANDOFF, ZEN_HOME, ZEN_JOB_ID, ZEN_WORKTREE and TMPDIR for
-every agent, so this adapter adds nothing of its own. There is no hook: turns are told by output
+The supervisor sets ZEN_PROMPT (for a prompt up to 4 KiB; any prompt is in the file
+$ZEN_PROMPT_FILE), ZEN_HANDOFF, ZEN_HOME, ZEN_JOB_ID, ZEN_WORKTREE and TMPDIR for every agent, so this adapter adds nothing of its own. There is no hook: turns are told by output
 activity, and a quiet screen whose last line asks something reads as a question.
 """
 

@@ -17,10 +17,25 @@ def session_uuid(job_id: str) -> str:
     return str(uuid.uuid5(_SESSION_NS, job_id))
 
 
+# Longest prompt passed on the agent's command line (or in $ZEN_PROMPT). A longer one reaches the
+# agent only through files: the handoff (its Task section) and jobs/<id>/prompt.txt
+# ($ZEN_PROMPT_FILE). The command line goes through tmux, which refuses commands over ~16 KiB,
+# and the kernel refuses any one argument over 128 KiB (issue 15).
+INLINE_PROMPT_MAX = 4096
+
+
+def inline(prompt: str) -> bool:
+    return len(prompt.encode()) <= INLINE_PROMPT_MAX
+
+
 def first_prompt(ctx: LaunchContext) -> str:
-    """The task prompt preceded by a pointer to handoff.md (zen's orientation notes for the job)."""
-    return (f"Read {ctx.handoff} first: it is zen's orientation for this job.\n\n"
-            f"{ctx.task.prompt.rstrip()}\n")
+    """The task prompt preceded by a pointer to handoff.md (zen's orientation notes for the job);
+    for a long prompt, the pointer alone: the handoff holds the prompt in full."""
+    prompt = ctx.task.prompt.rstrip()
+    if inline(prompt):
+        return f"Read {ctx.handoff} first: it is zen's orientation for this job.\n\n{prompt}\n"
+    return (f"Read {ctx.handoff} first, all of it: it is zen's orientation for this job, and its Task section "
+            f"holds your task in full ({len(prompt)} characters, too long to give here). Then do that task.\n")
 
 
 def agent_command(ctx: LaunchContext, default: str) -> list[str]:

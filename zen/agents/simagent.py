@@ -398,6 +398,14 @@ def _load_json(path: str | None, what: str) -> Any:
         raise SystemExit(f"sim: {what} {path} is not valid JSON: {exc}") from None
 
 
+def _prompt_file() -> str:
+    """$ZEN_PROMPT_FILE's text: zen passes a long prompt as a file only."""
+    try:
+        return Path(os.environ["ZEN_PROMPT_FILE"]).read_text()
+    except (KeyError, OSError):
+        return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="simagent", description="zen's simulated coding agent")
     p.add_argument("--settings", help="Claude Code settings file whose hooks to fire")
@@ -408,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     cwd = Path(args.cwd or os.getcwd()).resolve()
-    prompt = args.prompt if args.prompt is not None else os.environ.get("ZEN_PROMPT", "")
+    prompt = args.prompt if args.prompt is not None else os.environ.get("ZEN_PROMPT") or _prompt_file()
     settings = _load_json(args.settings, "settings file") or {}
     script = _load_json(args.script, "script")
     if script is None:

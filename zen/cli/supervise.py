@@ -13,6 +13,7 @@ import typer
 
 from zen.cli import common, render
 from zen.errors import ZenError
+from zen.orchestration.spawn import zen_argv
 from zen.orchestration.status import supervisor_pid
 from zen.orchestration.supervisor import run_supervisor
 from zen.store.home import Home
@@ -34,8 +35,11 @@ def _detach(home: Home) -> int:
     home.logs.mkdir(parents=True, exist_ok=True)
     log_path = home.supervisor_log
     with log_path.open("ab") as out:
+        # by the console script (its own folder first on sys.path), from the home: never a
+        # `python -m zen` run where the cwd could hold a folder named zen (`zen init ~/zen`,
+        # started from ~) that would shadow the package
         proc = subprocess.Popen(
-            [sys.executable, "-m", "zen", "--home", str(home.root), "supervise"],
+            [*zen_argv(), "--home", str(home.root), "supervise"], cwd=home.root,
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
         )
     deadline = time.monotonic() + 30

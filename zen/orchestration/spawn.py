@@ -21,7 +21,7 @@ from zen.adapters import git as g
 from zen.adapters.tmux import Tmux
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
-from zen.agents.common import settings_env
+from zen.agents.common import inline, settings_env
 from zen.agents.settings import hook_settings
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
@@ -75,7 +75,8 @@ def zen_argv() -> list[str]:
     script = Path(sys.executable).parent / "zen"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "zen"]
+    # -P: the cwd (a worktree, or a folder holding a home named zen) never shadows the package
+    return [sys.executable, "-P", "-m", "zen"]
 
 
 def lane_of(ctx: JobContext) -> Lane:
@@ -145,7 +146,9 @@ def job_env(ctx: JobContext, worktree: Path) -> dict[str, str]:
         "ZEN_HOME": str(ctx.home.root),
         "ZEN_JOB_ID": ctx.job_id,
         "ZEN_WORKTREE": str(worktree),
-        "ZEN_PROMPT": ctx.task.prompt,
+        # a long prompt reaches the agent as files only (zen.agents.common.INLINE_PROMPT_MAX)
+        **({"ZEN_PROMPT": ctx.task.prompt} if inline(ctx.task.prompt) else {}),
+        "ZEN_PROMPT_FILE": str(ctx.paths.prompt),
         "ZEN_HANDOFF": str(ctx.paths.handoff),
         "TMPDIR": str(worktree / WORKTREE_TMP),
         **({"ZEN_MODEL": ctx.task.model} if ctx.task.model else {}),
@@ -192,6 +195,7 @@ def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit:
     text = handoff.render(ctx.task, job_id=ctx.job_id, lane=lane.name, repo=lane.repo, worktree=worktree,
                           branch=branch, base_commit=base_commit, level=_level(ctx.home, ctx.task.domain),
                           home=ctx.home)
+    atomic_write(ctx.paths.prompt, ctx.task.prompt)
     atomic_write(ctx.paths.handoff, text)
     return Prepared(worktree, env)
 
@@ -224,7 +228,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     # start_pane replaces a session of this name (a launch cut short by a crash is redone in
     # place) and removes an exit file left by an earlier attempt
     info = tmux.start_pane(session, worktree, list(spec.argv), env, paths.pane_log,
-                           exit_path=paths.exit_file)
+                           exit_path=paths.exit_file, window=ctx.task.name)
     ctx.append(E.AGENT_SPAWNED, session=session, target=info.pane_id, pid=info.pid, argv=list(spec.argv),
                socket=tmux.socket)
     return Launched(session, info.pane_id, spec.initial_input)

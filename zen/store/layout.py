@@ -95,6 +95,7 @@ EVENTS = "events.jsonl"
 STATE = "state.json"
 PANE_LOG = "pane.log"
 HANDOFF = "handoff.md"
+PROMPT = "prompt.txt"                         # the task's prompt as given ($ZEN_PROMPT_FILE)
 REVIEW = "review.md"
 EXIT_FILE = "exit_code"                       # the pane wrapper's record of the agent's exit
 METRICS = "metrics.json"                      # observatory snapshot (DESIGN 8)
@@ -148,6 +149,10 @@ class JobPaths:
     @property
     def handoff(self) -> Path:
         return self.dir / HANDOFF
+
+    @property
+    def prompt(self) -> Path:
+        return self.dir / PROMPT
 
     @property
     def review(self) -> Path:
