@@ -97,3 +97,19 @@ def test_every_kind_of_hostile_entry_is_quarantined_and_the_supervisor_runs_on(
     sups.start()
     job = dispatch_cmd("echo again", "after-restart")
     wait_state(zh, job, "harvested", timeout=60)
+
+
+def test_a_job_whose_timeline_is_gone_is_quarantined_not_run_again(zh: Path, sups: Supervisors) -> None:
+    sup = sups.start()
+    job = dispatch_cmd("echo once >> ran.txt", "once")
+    wait_state(zh, job, "harvested", timeout=60)
+    assert sups.stop(sup) == 0
+    (zh / "jobs" / job / "events.jsonl").unlink()
+    sups.start()
+    wait_until(lambda: f"{job}.yaml" in rejected(zh), timeout=20, message="the orphaned task quarantined")
+    assert "lost its timeline" in rejected(zh)[f"{job}.yaml"]
+    late = dispatch_cmd("echo fine", "later")     # the loop goes on, and this one runs
+    wait_state(zh, late, "harvested", timeout=60)
+    assert not (zh / "jobs" / job / "events.jsonl").exists(), "the job was recorded (and run) again"
+    r = zen("doctor", job)
+    assert r.returncode == 1 and "events.jsonl is missing" in r.stdout

@@ -6,7 +6,7 @@ The timeline says what happened; tmux says whether the agent still runs:
   it is gone or dead -> SETTLE (record its exit, with tmux's code if it kept one, and harvest);
 - `exited` with no harvest after the exit -> HARVEST;
 - `starting` (worktree.created, no agent.spawned): a spawn cut short -> RESUME it in place;
-- `queued` -> QUEUE; anything else -> NOTHING.
+- `queued` -> QUEUE; no timeline at all, or anything else -> NOTHING.
 """
 
 from __future__ import annotations
@@ -49,6 +49,10 @@ def running_spawn(events: Sequence[Event]) -> Event | None:
 def decide(events: Sequence[Event], state: JobStatus, pane_alive: bool) -> Recover:
     """The one thing to do for a job found on restart; `pane_alive`: its tmux pane exists and
     is not dead (only asked about a job whose agent may still run)."""
+    if not events:
+        # no timeline: a record cut short before its first event is intake's to finish; one
+        # whose timeline is gone ran, or began to, and must never run again (issue 15)
+        return Recover.NOTHING
     if running_spawn(events) is not None:
         return Recover.WATCH if pane_alive else Recover.SETTLE
     if state is JobStatus.exited:
