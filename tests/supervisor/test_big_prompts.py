@@ -55,7 +55,10 @@ def test_agents_get_a_pointer_to_the_handoff_instead_of_a_long_prompt(tmp_path: 
     for agent in ("claude", "codex", "gemini"):
         spec = get_adapter(agent).launch(launch_ctx(tmp_path, agent, long))
         assert sum(len(a) for a in spec.argv) < 8192, agent
-        assert any("handoff.md" in a and "holds your task in full" in a for a in spec.argv), agent
+        # on the command line, or typed once the agent waits (gemini's initial input)
+        given = [*spec.argv, spec.initial_input or ""]
+        assert any("handoff.md" in a and "holds your task in full" in a for a in given), agent
+        assert len(spec.initial_input or "") < 8192, agent
     short = get_adapter("claude").launch(launch_ctx(tmp_path, "claude", "Fix the login form."))
     assert any("Fix the login form." in a for a in short.argv)
 
