@@ -12,7 +12,6 @@ from zen.core.ids import make_job_id
 from zen.core.model import JobStatus, Task
 from zen.core.refs import resolve
 from zen.core.schedule import find_cycle
-from zen.core.sizes import format_size
 from zen.errors import InvalidTask, ZenError
 from zen.orchestration.enqueue import ID_ATTEMPTS, prepare, refuse_when_full
 from zen.orchestration.query import job_names, pending_tasks
@@ -24,11 +23,7 @@ from zen.store.jobs import JobStore, describe_validation, dump_task, load_task_t
 
 def build_task(home: Home, cfg: Config, fields: dict[str, Any]) -> Task:
     """A complete, validated Task from user-given fields (None = not given)."""
-    f = prepare(cfg, fields)
-    size, limit = len(str(f.get("prompt") or "").encode()), cfg.size("limits", "max_prompt_size")
-    if size > limit:
-        raise InvalidTask(f"the prompt is {format_size(size)}, over the limit of {format_size(limit)} "
-                          "(limits.max_prompt_size in zen.yaml); give the agent a file to read instead")
+    f = prepare(cfg, fields)   # refuses a prompt over limits.max_prompt_size too
     if f.get("depends_on"):
         f["depends_on"] = resolve_dependencies(home, [str(d) for d in f["depends_on"]], f["name"], f["id"])
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from zen.adapters import git_probe as git
 from zen.core.ids import iso, make_job_id, name_from_prompt, utcnow
+from zen.core.sizes import format_size
 from zen.core.taskcheck import quick, yaml_text
 from zen.errors import InvalidTask, ZenError
 from zen.store import snapshots, spool
@@ -34,6 +35,10 @@ def prepare(cfg: Config, fields: dict[str, Any]) -> dict[str, Any]:
     prompt = f.get("prompt")
     if prompt is None or not str(prompt).strip():
         raise InvalidTask("the prompt is empty (give the task as text, or - to read it from stdin)")
+    size, limit = len(str(prompt).encode()), cfg.size("limits", "max_prompt_size")
+    if size > limit:
+        raise InvalidTask(f"the prompt is {format_size(size)}, over the limit of {format_size(limit)} "
+                          "(limits.max_prompt_size in zen.yaml); give the agent a file to read instead")
     defaults = cfg.section("defaults")
     f.setdefault("agent", defaults.get("agent", "sim"))
     f.setdefault("priority", defaults.get("priority", 3))
