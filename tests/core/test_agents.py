@@ -12,7 +12,7 @@ from zen.core.model import Task
 
 
 def _task(**kw: object) -> Task:
-    return Task.model_validate({"id": "j-1", "name": "n", "prompt": "p", "lane": "l",
+    return Task.model_validate({"id": "20260101T000000Z-n-0001", "name": "n", "prompt": "p", "lane": "l",
                                 "created_at": "2026-01-01T00:00:00Z", **kw})
 
 
