@@ -94,7 +94,7 @@ async def _render(out: Path, root: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(200):
             await pilot.pause(0.02)
-            if len(app.rows) == len(JOBS) + 1 and app.header is not None:
+            if len(app.rows) == len(JOBS) + 1 and app.header is not None and app.table.settled():
                 break
         await pilot.pause(0.1)
         out.write_text(app.export_screenshot(title="zen watch"))

@@ -133,3 +133,23 @@ def test_a_question_rises_to_the_top_is_answered_with_s_p_pauses_and_c_cancels_a
     events = [e for e in __import__("tests.supervisor.util", fromlist=["events"]).events(zh, asker)
               if e["type"] == "input.sent"]
     assert [e["text"] for e in events] == ["postgres"]
+
+
+def test_the_last_output_column_follows_the_terminal_width_at_once() -> None:
+    home = scene.build(Path.home() / "zen")
+
+    async def run() -> None:
+        app = scene.app_for(home)
+        async with app.run_test(size=scene.SIZE) as pilot:
+            await until(pilot, lambda: len(shown(app)) == 8 and app.table.settled(), message="8 rows at full width")
+            fix = next(v for v in app.rows.values() if v.name == "fix-login")
+            wide = app.table.get_cell(fix.job, "last").plain
+            await pilot.resize_terminal(130, 24)
+            await pilot.pause()
+            narrow = app.table.get_cell(fix.job, "last").plain
+            assert len(narrow) == len(wide) - 20 and narrow.endswith("…")
+            await pilot.resize_terminal(*scene.SIZE)
+            await pilot.pause()
+            assert app.table.get_cell(fix.job, "last").plain == wide
+
+    asyncio.run(run())

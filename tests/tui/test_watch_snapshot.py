@@ -22,7 +22,7 @@ def test_the_screen_of_zen_watch(snap_compare: Any) -> None:
     app = scene.app_for(scene.build(Path.home() / "zen"))
 
     async def loaded(pilot: Any) -> None:
-        await until(pilot, lambda: len(shown(app)) == len(scene.JOBS) + 1 and app.header is not None,
-                    message="every row and the banner")
+        await until(pilot, lambda: len(shown(app)) == len(scene.JOBS) + 1 and app.header is not None
+                    and app.table.settled(), message="every row, the banner and the table at its width")
 
     assert snap_compare(app, terminal_size=scene.SIZE, run_before=loaded)

@@ -66,6 +66,7 @@ class JobTable(DataTable[Text]):
         self._shown: dict[str, list[str]] = {}
         self._seen: dict[str, tuple[JobView, str, str]] = {}
         self._last_width = 40
+        self._last_show: tuple[list[JobView], datetime] | None = None
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
@@ -86,6 +87,7 @@ class JobTable(DataTable[Text]):
 
         Called on every change and once a second (ages move on): a row whose view is the same
         object as last time and whose ages read the same is not rebuilt at all."""
+        self._last_show = (views, now)
         width = self.last_width(self.size.width or 120)
         if width != self._last_width:
             self._last_width = width
@@ -121,6 +123,16 @@ class JobTable(DataTable[Text]):
                 if old is None or old[i] != plain[i]:
                     self.update_cell(v.job, key, cells[i])
             self._shown[v.job] = plain
+
+    def on_resize(self) -> None:
+        """The last column follows the table's width at once (the first layout included), not
+        at the next change or tick."""
+        if self._last_show is not None and self.last_width(self.size.width or 120) != self._last_width:
+            self.show(*self._last_show)
+
+    def settled(self) -> bool:
+        """Whether the last column is as wide as the table's current width gives it."""
+        return self.size.width > 0 and self.last_width(self.size.width) == self._last_width
 
     def rows_shown(self) -> list[tuple[str, str]]:
         """(job, state cell) top to bottom, as drawn."""
