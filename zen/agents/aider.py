@@ -39,8 +39,8 @@ from zen.agents.common import (
     zen_command,
 )
 from zen.errors import ZenError
-
-ANALYTICS_LOG = "aider-analytics.jsonl"
+from zen.store.layout import AIDER_ANALYTICS as ANALYTICS_LOG
+from zen.store.layout import WORKTREE_TMP
 
 _QUESTION = re.compile(r"\(Y\)es/\(N\)o|\[Yes\]:\s*$|\(D\)on't ask again", re.IGNORECASE)
 _DIALOG = re.compile(r"open documentation url for more info", re.IGNORECASE)
@@ -48,7 +48,7 @@ _PROMPT = re.compile(r"^[\w.-]*> ?$")
 
 
 def analytics_log(ctx: LaunchContext) -> str:
-    return str(ctx.worktree / ".zen-tmp" / ANALYTICS_LOG)
+    return str(ctx.worktree / WORKTREE_TMP / ANALYTICS_LOG)
 
 
 def shell_allowed(ctx: LaunchContext) -> bool:
@@ -66,7 +66,7 @@ class AiderAdapter:
         self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
-        tmp = ctx.worktree / ".zen-tmp"
+        tmp = ctx.worktree / WORKTREE_TMP
         shell = shell_allowed(ctx)
         if shell and ctx.settings.get("yes_always"):
             raise ZenError("agents.aider yes_always would run every shell command aider suggests, and this "

@@ -42,8 +42,8 @@ from zen.agents.common import (
 from zen.agents.gemini_trust import gemini_dir
 from zen.agents.gemini_trust import is_trusted as gemini_trusts
 from zen.errors import ZenError
+from zen.store.layout import GEMINI_HOME as HOME_DIR
 
-HOME_DIR = "gemini-home"
 GUARDED_MATCHER = "run_shell_command|write_file|replace"
 # Gemini event -> the `zen hook` event it stands for
 TURN_EVENTS = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop", "Notification": "Notification",

@@ -39,10 +39,10 @@ from typing import Any
 
 from zen.core.durations import parse_duration
 from zen.store.atomic import atomic_write
+from zen.store.layout import OTEL_RELAY as RELAY_FILE
 from zen.store.layout import OTLP_RECEIVER, OTLP_SECRET, valid_job_id
 
 TOKEN_PREFIX = "zen1"
-RELAY_FILE = "otel-relay.json"
 LOGS_PATH = "/v1/logs"
 # the variables zen sets; a user's own values of these are replaced for the job
 SET_BY_ZEN = ("CLAUDE_CODE_ENABLE_TELEMETRY", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",

@@ -108,10 +108,13 @@ AUTOHARVEST_LOCK = ".autoharvest.lock"
 CLAUDE_SETTINGS = "claude-settings.json"      # the hooks Claude Code (and the sim agent) run
 GEMINI_SETTINGS = "gemini-settings.json"      # the hooks Gemini CLI runs
 SIM_SCRIPT = "sim-script.json"                # the steps the simulated agent follows
+GEMINI_HOME = "gemini-home"                   # $GEMINI_CLI_HOME of the job's Gemini CLI
+OTEL_RELAY = "otel-relay.json"                # where a Codex job's telemetry is relayed (DESIGN 8)
 
 # -- a job's worktree: worktrees/<id>/ ------------------------------------------------------------
 WORKTREE_PRIVATE = ".zen"                     # zen's own files in a worktree (never harvested)
 WORKTREE_TMP = ".zen-tmp"                     # the agent's $TMPDIR
+AIDER_ANALYTICS = "aider-analytics.jsonl"     # in WORKTREE_TMP: aider's analytics log, read for usage
 
 
 def valid_job_id(job_id: str | None) -> bool:
