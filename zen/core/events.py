@@ -39,6 +39,8 @@ FORMAT_VERSION = 1
 #   v1  issue 14  usage gains chat (a Gemini CLI chat log) and analytics (aider's log); turn.* by
 #                 "agent" (the agent's own
 #                 state report in its output)
+#   v1  issue 20  remote.*: turns run as Ray jobs (submit, submitted, started, pushed, finished,
+#                 ended, fetched); a worker's events carry `via` (<submission>#<n>).
 
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -131,6 +133,14 @@ class EventType(StrEnum):
     GOAL_DONE = "goal.done"
     RECOVERY_STARTED = "recovery.started"
     RECOVERY_DONE = "recovery.done"
+    # turns on another machine (DESIGN 14)
+    REMOTE_SUBMIT = "remote.submit"
+    REMOTE_SUBMITTED = "remote.submitted"
+    REMOTE_STARTED = "remote.started"
+    REMOTE_PUSHED = "remote.pushed"
+    REMOTE_FINISHED = "remote.finished"
+    REMOTE_ENDED = "remote.ended"
+    REMOTE_FETCHED = "remote.fetched"
 
 
 class Actor(StrEnum):
@@ -143,6 +153,7 @@ class Actor(StrEnum):
     HARVEST = "harvest"
     HUMAN = "human"
     TELEMETRY = "telemetry"     # the agent's own OpenTelemetry, through zen's receiver
+    WORKER = "worker"
 
 
 # the reasons a turn waits (turn.waiting "reason")
@@ -344,6 +355,23 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.GOAL_DONE, "the worker reported its goal done", opt("summary", STR), emitted=False),
     _spec(E.RECOVERY_STARTED, "a new session in the same worktree", opt("session", STR), emitted=False),
     _spec(E.RECOVERY_DONE, "the recovery session runs", opt("session", STR), emitted=False),
+    _spec(E.REMOTE_SUBMIT, "about to submit this turn as a Ray job (the id is reserved first: "
+          "a crash before the answer never submits it twice)",
+          req("submission_id", STR), req("turn", INT), req("attempt", INT), req("address", STR),
+          opt("start", STR)),
+    _spec(E.REMOTE_SUBMITTED, "the cluster accepted the turn's Ray job",
+          req("submission_id", STR), opt("turn", INT), opt("address", STR), opt("recovered", BOOL)),
+    _spec(E.REMOTE_STARTED, "the worker runs the agent (actor worker)",
+          opt("host", STR), opt("worktree", STR), opt("commit", STR), opt("argv", LIST), opt("pid", INT),
+          opt("via", STR)),
+    _spec(E.REMOTE_PUSHED, "the worker pushed the turn's work to the shared remote",
+          req("ref", STR), req("commit", STR), opt("head", STR), opt("snapshot", BOOL), opt("via", STR)),
+    _spec(E.REMOTE_FINISHED, "the worker's turn ended (the agent's exit code)",
+          req("exit_code", INT, NONE), opt("signal", INT, NONE), opt("error", STR), opt("via", STR)),
+    _spec(E.REMOTE_ENDED, "the cluster reports the turn's Ray job ended",
+          req("submission_id", STR), req("status", STR), opt("exit_code", INT, NONE), opt("message", STR)),
+    _spec(E.REMOTE_FETCHED, "the turn's work fetched from the remote; the job's worktree moved to it",
+          req("ref", STR), req("commit", STR), opt("turn", INT)),
 ])
 
 # -- home-wide logs: logs/control.jsonl and logs/guard-audit.jsonl (data table) ------------------

@@ -77,6 +77,7 @@ class Task(BaseModel):
     # reach every agent as ZEN_MODEL / ZEN_MAX_TOKENS. Absent from task.yaml when not set.
     model: str | None = Field(default=None, min_length=1, max_length=200)
     max_tokens: int | None = Field(default=None, ge=1)
+    executor: str | dict[str, Any] | None = None  # local | ray | {kind: ray, ...}: else the lane's (DESIGN 14)
 
     @field_validator("zen")
     @classmethod
@@ -193,3 +194,7 @@ class JobSnapshot(BaseModel):
     paused_s: float = 0.0               # total time paused (the timeout clock stops meanwhile)
     landed_commit: str | None = None    # the base branch's merge commit after zen land
     guard: dict[str, int] = Field(default_factory=dict)
+    executor: str = "local"             # where the agent's turns run: local | ray (DESIGN 14)
+    remote_job: str | None = None       # the current turn's Ray submission id
+    remote_address: str | None = None   # the cluster's job API
+    remote_host: str | None = None      # the node the current turn runs on

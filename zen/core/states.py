@@ -40,6 +40,7 @@ _MOVES: dict[str, JobStatus | None] = {
     E.PREFLIGHT_FAILED: None,
     E.JOB_CANCELLED: S.cancelled,
     E.JOB_PAUSED: S.paused,
+    E.REMOTE_SUBMITTED: S.working,   # a turn on a Ray cluster (DESIGN 14) is under way
 }
 
 # from-state -> states it may move to. Anything else is recorded but ignored for the state.
@@ -180,6 +181,20 @@ def _job_landed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.landed_commit = ev.get("commit", snap.landed_commit)
 
 
+def _remote_submit(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.executor = "ray"
+    snap.remote_job = ev.get("submission_id", snap.remote_job)
+    snap.remote_address = ev.get("address", snap.remote_address)
+
+
+def _remote_submitted(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.started_at = snap.started_at or ts
+
+
+def _remote_started(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.remote_host = ev.get("host", snap.remote_host)
+
+
 # event type -> what it records in the snapshot besides the state (a dict: one lookup per event)
 _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.TASK_RECEIVED: _task_received,
@@ -201,6 +216,9 @@ _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.JOB_PAUSED: _job_paused,
     E.JOB_RESUMED: _job_resumed,
     E.JOB_LANDED: _job_landed,
+    E.REMOTE_SUBMIT: _remote_submit,
+    E.REMOTE_SUBMITTED: _remote_submitted,
+    E.REMOTE_STARTED: _remote_started,
 }
 _WITH_REASON = (S.waiting, S.failed, S.queued)
 
