@@ -457,3 +457,65 @@ def tree_paths(repo: Path, tree: str) -> list[str]:
     """Every file path in a tree, sorted."""
     listing = out(repo, "ls-tree", "-r", "-z", "--name-only", tree, what="list the files")
     return sorted(p for p in listing.split("\0") if p)
+
+
+# -- a shared remote (DESIGN 14: turns on other machines) ---------------------------------------
+
+def init_bare(path: Path) -> None:
+    """An empty bare repository at `path` (a worker node's cache of a lane's remote)."""
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        gitpython.Repo.init(path, bare=True).close()
+    except GitCommandNotFound:
+        raise GitError("git is not installed or not on PATH (install git, then retry)") from None
+
+
+def fetch(path: Path, remote: str, *refspecs: str) -> None:
+    """`git fetch REMOTE REFSPEC...` into the repository at `path` (no tags, nothing else)."""
+    with _open(path) as repo:
+        _call(repo, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, *refspecs,
+              what=f"fetch {' '.join(refspecs)} from {remote}")
+
+
+def push(path: Path, remote: str, *refspecs: str) -> None:
+    """`git push REMOTE REFSPEC...` from the repository at `path`."""
+    with _open(path) as repo:
+        _call(repo, "push", "--quiet", "--no-verify", remote, *refspecs,
+              what=f"push {' '.join(refspecs)} to {remote}")
+
+
+def remote_ok(path: Path, remote: str) -> str | None:
+    """Why `remote` cannot be read from `path` (a sentence), or None when `git ls-remote` works."""
+    with _open(path) as repo:
+        status, _ = _call(repo, "ls-remote", "--quiet", "--exit-code", remote, "HEAD", check=False)
+    # 2: it answered but has no HEAD (an empty bare repository is fine)
+    return None if status in (0, 2) else f"git cannot read {remote} (git ls-remote exited {status})"
+
+
+def fresh_worktree(repo_path: Path, path: Path, branch: str, commit: str) -> None:
+    """A worktree at `path` on `branch` (created or reset to `commit`), replacing whatever worktree
+    was there: for scratch worktrees only (a worker node's, whose work was pushed already)."""
+    with _open(repo_path) as repo:
+        if path.exists():
+            _call(repo, "worktree", "remove", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+        _call(repo, "worktree", "prune", check=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _out(repo, "worktree", "add", "--quiet", "--force", "-B", branch, str(path), commit,
+             what=f"create the worktree {path}")
+    for name in ZEN_PATHS:
+        make_private_dir(path, name)
+
+
+def reset_index(worktree: Path, commit: str) -> None:
+    """Point the worktree's branch and index at `commit`, its files untouched (`reset --mixed`):
+    a snapshot's files become the uncommitted changes on top of the agent's own last commit."""
+    with _open(worktree) as repo:
+        _call(repo, "reset", "--quiet", "--mixed", commit, what=f"reset the index to {commit[:12]}")
+
+
+def move_worktree_to(worktree: Path, commit: str) -> None:
+    """Move the worktree's branch, index and files to `commit` keeping nothing else, refusing when
+    that would lose a local change (`reset --keep`): the supervisor's copy of a remote job."""
+    with _open(worktree) as repo:
+        _call(repo, "reset", "--quiet", "--keep", commit, what=f"move the worktree to {commit[:12]}")
