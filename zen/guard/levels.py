@@ -4,6 +4,8 @@
 
 - `<home>/control/KILL` present: "observe" for every domain (one stat on every call, so running
   agents are clamped the moment `zen kill-switch` lands and lifted the moment it is released).
+  On a Ray worker's home (`control/remote-switch.json`) the supervisor is asked instead, and an
+  unanswered question counts as engaged (zen.guard.remote_switch).
 - Otherwise the domain's level from the compiled autonomy settings (policy/autonomy.yaml, as
   `load_policy` returns them: default_level, domains).
 - The domain: the job's (`jobs/<id>/state.json` "domain", else the `domain:` line of its
@@ -32,7 +34,15 @@ LANE_DEFAULT_DOMAIN = "code"
 def kill_switch_on(home: str | None) -> bool:
     if not home:
         return False
-    return os.path.exists(os.path.join(home, layout.CONTROL, layout.KILL))
+    if os.path.exists(os.path.join(home, layout.CONTROL, layout.KILL)):
+        return True
+    if os.path.exists(os.path.join(home, layout.CONTROL, layout.REMOTE_SWITCH)):
+        # a Ray worker's home (DESIGN 14): the switch is the supervisor's, asked over the network;
+        # imported only there, so a local hook never loads it
+        from zen.guard import remote_switch
+
+        return remote_switch.engaged(home)
+    return False
 
 
 def level_for(home: str | None, job_id: str | None = None, cwd: str | None = None,

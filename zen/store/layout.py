@@ -54,6 +54,8 @@ PANE_DIED = "pane-died"                       # touched by zen's tmux server whe
 SERVER_LOCK = "server.lock"                   # flock held by the one `zen serve` of the home
 AUTONOMY_LOCK = "autonomy.lock"               # one change of policy/autonomy.yaml at a time
 GUARDIAN_EDIT_LOCK = "guardian-edit.lock"     # one edit of policy/guardian.yaml at a time
+REMOTE_ENDPOINT = "remote-endpoint.json"      # the supervisor's endpoint for Ray workers: address, token
+REMOTE_SWITCH = "remote-switch.json"          # on a worker's home: where its guardian reads the kill switch
 
 # coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
 COORD_LEASES = "leases"
@@ -110,6 +112,7 @@ GEMINI_SETTINGS = "gemini-settings.json"      # the hooks Gemini CLI runs
 SIM_SCRIPT = "sim-script.json"                # the steps the simulated agent follows
 GEMINI_HOME = "gemini-home"                   # $GEMINI_CLI_HOME of the job's Gemini CLI
 OTEL_RELAY = "otel-relay.json"                # where a Codex job's telemetry is relayed (DESIGN 8)
+REMOTE_LOG = "remote-log.json"                # how far the Ray job's log has been read into pane.log
 
 # -- a job's worktree: worktrees/<id>/ ------------------------------------------------------------
 WORKTREE_PRIVATE = ".zen"                     # zen's own files in a worktree (never harvested)
@@ -204,6 +207,8 @@ class JobPaths:
     @property
     def sim_script(self) -> Path:
         return self.dir / SIM_SCRIPT
+    def remote_log(self) -> Path:
+        return self.dir / REMOTE_LOG
 
 
 class Home:
@@ -352,6 +357,12 @@ class Home:
     @property
     def guardian_edit_lock(self) -> Path:
         return self.control / GUARDIAN_EDIT_LOCK
+    def remote_endpoint(self) -> Path:
+        return self.control / REMOTE_ENDPOINT
+
+    @property
+    def remote_switch(self) -> Path:
+        return self.control / REMOTE_SWITCH
 
     @property
     def control_log(self) -> Path:
