@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
     "changes": "zen.cli.cmd_coord",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last
+    "remote-turn": "zen.cli.cmd_remote",  # plumbing: the entrypoint of a turn on a Ray worker
 }
 _ROOT_FLAGS_WITH_VALUE = {"--home"}
 _HELP = {"-h", "--help"}
