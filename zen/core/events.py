@@ -243,7 +243,7 @@ def _spec(t: EventType, doc: str, *fields: Field, emitted: bool = True) -> tuple
 # -- a job's timeline: jobs/<id>/events.jsonl (data table) --------------------------------------
 JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.TASK_RECEIVED, "the supervisor took the task in; the job exists", req("task", DICT)),
-    _spec(E.JOB_QUEUED, "waiting for its turn to start", opt("priority", INT)),
+    _spec(E.JOB_QUEUED, "waiting for its turn to start", opt("priority", INT), opt("reason", STR)),
     _spec(E.RETRY_SCHEDULED, "a failed start will be retried at `at`",
           req("attempt", INT), req("of", INT), req("delay_s", NUM), req("at", STR), req("reason", STR)),
     _spec(E.PREFLIGHT_PASSED, "the checks before a spawn passed", opt("warnings", LIST)),

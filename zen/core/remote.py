@@ -11,6 +11,7 @@ An executor is `local` (tmux on this machine, the default) or a Ray cluster:
       num_cpus: 0                       # CPUs each turn reserves (default: Ray's, 0)
       env: {ANTHROPIC_BASE_URL: ...}    # variables set for the agent on the worker
       pass_env: [ANTHROPIC_API_KEY]     # variables passed on from the supervisor's environment
+      zen_command: zen                  # how the nodes run zen (e.g. /opt/zen/bin/zen)
 
 Each turn is one Ray job with submission id `<job>-<attempt>` (`attempt` counts the job's
 submissions: a retry or the next turn is a new one), so a supervisor that crashed between
@@ -37,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from zen.core.events import EventType as E
 
 SPEC_VERSION = 1
+SPEC_ENV = "ZEN_TURN_SPEC"            # the Ray job's environment variable holding the turn's spec
 FRAME = "\x1e"
 LOCAL = "local"
 RAY = "ray"
@@ -47,7 +49,7 @@ REF_PREFIX = "refs/zen/"
 # an approval granted, a cancel or anything else only a human or the supervisor records.
 WORKER_EVENTS = frozenset({
     E.TURN_WORKING, E.TURN_WAITING, E.SESSION_ENDED, E.USAGE, E.API_REQUEST, E.API_ERROR,
-    E.TOOL_RESULT, E.GUARD_ALLOWED, E.GUARD_DENIED, E.GATE_CALLED, E.APPROVAL_REQUESTED,
+    E.TOOL_RESULT, E.GUARD_ALLOWED, E.GUARD_DENIED, E.GATE_CALLED,
     E.FILES_EDITED, E.SETUP_DONE, E.SETUP_FAILED, E.REMOTE_STARTED, E.REMOTE_PUSHED, E.REMOTE_FINISHED,
 })
 # the envelope a worker's event arrives with; the supervisor writes its own
@@ -69,6 +71,7 @@ class Executor(BaseModel):
     num_cpus: float | None = None
     env: dict[str, str] = Field(default_factory=dict)
     pass_env: list[str] = Field(default_factory=list)
+    zen_command: str = "zen"            # how the nodes run zen (the entrypoint is `<this> remote-turn`)
 
     @field_validator("kind")
     @classmethod
@@ -231,6 +234,6 @@ def parse_line(line: str) -> Output | WorkerEvent | None:
                        ts=ev.get("ts") if isinstance(ev.get("ts"), str) else None)
 
 
-__all__ = ["FRAME", "KINDS", "LOCAL", "RAY", "WORKER_EVENTS", "Executor", "ExecutorError", "Output",
+__all__ = ["FRAME", "KINDS", "LOCAL", "RAY", "SPEC_ENV", "WORKER_EVENTS", "Executor", "ExecutorError", "Output",
            "TurnSpec", "WorkerEvent", "base_ref", "choose", "frame_event", "frame_output", "parse_executor",
            "parse_line", "parse_log", "submission_id", "turn_ref"]

@@ -78,6 +78,11 @@ def make_branch(home: Home, domain: str | None) -> bool:
     return level is None or level > Level.observe
 
 
+def harvest_job(home: Home, job_id: str) -> Harvest | None:
+    """harvest_after_exit for a job named by id (the Ray executor's callers hold no context)."""
+    return harvest_after_exit(JobContext.load(home, job_id))
+
+
 def harvest_after_exit(ctx: JobContext) -> Harvest | None:
     """Harvest once after the agent's exit (the supervisor and a command may both try)."""
     with flocked(ctx.paths.autoharvest_lock):
@@ -240,6 +245,10 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:
         raise ZenError(f"job {job_id} is {snap.state.value}, so there is no agent to type into")
     if snap.state is not JobStatus.waiting and not force:
         raise ZenError(f"job {job_id} is {snap.state.value}, not waiting for input (--force types anyway)")
+    if snap.executor == "ray":  # the next turn is a new Ray job that resumes the agent's session
+        from zen.orchestration.remote import turns  # only for jobs on Ray (loads the HTTP client)
+
+        return turns.queue_input(home, job_id, text)
     tmux = Tmux.for_home(home)
     info = _live_pane(tmux, job_id, snap)
     shown = text if len(text) <= 2000 else text[:2000] + "..."
@@ -270,8 +279,12 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     """
     ctx = ctx if ctx is not None else JobContext.load(home, job_id)
     snap = ctx.snapshot()
-    tmux = Tmux.for_home(home)
     grace = _grace(ctx.config) if grace_s is None else grace_s
+    if snap.executor == "ray":  # its turns run on a Ray cluster: Ray stops the job there
+        from zen.orchestration.remote import turns  # only for jobs on Ray (loads the HTTP client)
+
+        return turns.stop(home, job_id, harvest=harvest_job, grace_s=grace, actor=actor, reason=reason)
+    tmux = Tmux.for_home(home)
     info: PaneInfo | None = None
     if snap.tmux_session:
         info = with_exit_file(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys, key_pause_s))

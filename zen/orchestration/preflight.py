@@ -94,6 +94,12 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
         _lane(home, report, name, lanes.get(name))
         if lanes.get(name) is not None:
             report.add(f"lane {name}: unguarded agents", *lane_check(lanes[name]))
+        if (lanes.get(name) or {}).get("executor"):
+            # only a lane whose turns run on Ray needs its cluster asked (and the HTTP client)
+            from zen.orchestration.remote.lanes import checks as remote_checks
+
+            for check, ok, message in remote_checks(cfg, name, lanes.get(name)):
+                report.add(check, PASS if ok else FAIL, message)
     _heartbeat(home, report)
     _autonomy(home, report)
     _integrations(home, report)

@@ -54,6 +54,14 @@ class _ModuleSpawner:
 SPAWN: Spawner = _ModuleSpawner()
 
 
+class RemoteStarter(Protocol):
+    """Where jobs whose turns run on a Ray cluster start (zen.orchestration.remote.runner)."""
+
+    def handles(self, job_id: str) -> bool: ...
+
+    def start(self, job_id: str) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Started:
     job_id: str
@@ -63,7 +71,8 @@ class Started:
 class Starter:
     def __init__(self, home: Home, store: JobStore, tmux: Tmux, clock: Clock, *,
                  config: Callable[[], Config], spawner: Spawner = SPAWN,
-                 ended: Callable[[str, str], object] = lambda job_id, why: None) -> None:
+                 ended: Callable[[str, str], object] = lambda job_id, why: None,
+                 remote: RemoteStarter | None = None) -> None:
         self.home = home
         self.store = store
         self.tmux = tmux
@@ -72,6 +81,7 @@ class Starter:
         self.spawner = spawner
         self.ended = ended            # a job that will not run: its leases go (the coordinator)
         self.queued: set[str] = set()
+        self.remote = remote          # jobs whose turns run on a Ray cluster (DESIGN 14)
 
     def start_due(self, *, running: int, stopping: Callable[[], bool]) -> list[Started]:
         """Start what the plan says may start; fail jobs whose dependencies can never be met."""
@@ -127,6 +137,10 @@ class Starter:
         try:
             ctx = JobContext.load(self.home, job_id, config=self.config(), store=self.store, clock=self.clock)
             lock_task_paths(self.home, job_id)  # the task's `paths:`, before the agent can write
+            if self.remote is not None and self.remote.handles(job_id):
+                if not self.remote.start(job_id):
+                    self.queued.add(job_id)  # its Ray cluster does not answer: the job waits
+                return None  # followed by the Ray executor, not by a watcher of a tmux pane
             return self.spawner.resume(ctx, self.tmux) if resume else self.spawner.spawn(ctx, self.tmux)
         except ZenError as exc:
             log.warning("job %s failed to start: %s", job_id, exc)

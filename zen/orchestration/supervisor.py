@@ -58,6 +58,7 @@ from zen.orchestration import control, spawn
 from zen.orchestration.context import JobContext
 from zen.orchestration.intake import Intake
 from zen.orchestration.notify import Notifier
+from zen.orchestration.remote.runner import RemoteTurns
 from zen.orchestration.spawn import Launched
 from zen.orchestration.starter import SPAWN, Spawner, Starter
 from zen.orchestration.status import supervisor_pid
@@ -127,8 +128,10 @@ class Supervisor:
                               turn_ended=self.coord.poke, publish=self._metrics,
                               observed=self._limits)
         self.intake = Intake(home, self.store)
+        # jobs whose turns run on a Ray cluster (DESIGN 14): started, followed and settled there
+        self.remote = RemoteTurns(home, self.store, requeue=lambda job_id: self.starter.queued.add(job_id))
         self.starter = Starter(home, self.store, self.tmux, clock, config=self.config, spawner=spawner,
-                               ended=self.coord.job_ended)
+                               ended=self.coord.job_ended, remote=self.remote)
         self.tracked: dict[str, JobWatcher] = {}
         self.stopping = False
         self.watch = SpoolWatch(home.spool_new)
@@ -198,6 +201,7 @@ class Supervisor:
         if self.otlp is not None:
             self.otlp.stop()
         self.guard.stop()
+        self.remote.close()
         self.watch.stop()
         self.files.stop()
         self.watching = False
@@ -224,7 +228,8 @@ class Supervisor:
             self.starter.queued.update(self.intake.claim_new())
         self.step_all()
         if not self.stopping:
-            for started in self.starter.start_due(running=len(self.tracked), stopping=lambda: self.stopping):
+            running = len(self.tracked) + self.remote.count()
+            for started in self.starter.start_due(running=running, stopping=lambda: self.stopping):
                 self._track_started(started.job_id, started.launched)
 
     def next_wait(self) -> float:
@@ -331,6 +336,8 @@ class Supervisor:
         self.store.reindex()    # finished jobs into jobs/.index.json (a home from before it)
 
     def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
+        if self.remote.recover(job_id):
+            return  # its turns run on Ray: followed again by id, never submitted twice
         events = self.store.events(job_id)
         snap = self.store.snapshot(job_id)
         running = recovery.running_spawn(events)
@@ -414,6 +421,7 @@ class Supervisor:
 
     # -- stepping live jobs -----------------------------------------------------------------------------------
     def step_all(self) -> None:
+        self.remote.step()
         if not self.tracked:
             return
         now = self.clock.monotonic()

@@ -35,6 +35,9 @@ zen: 1
 #   domain:  the autonomy domain (policy/autonomy.yaml) the lane's jobs belong to
 #   setup:   a command run in each new worktree before the agent starts (e.g. "npm ci")
 #   include: untracked files copied from the main checkout into each worktree (e.g. ".env.local")
+#   executor: where its agents' turns run: local (tmux here, the default) or ray, e.g.
+#             {kind: ray, address: http://10.0.0.5:8265, resources: {zen_slot: 1}}
+#   remote:  for executor ray, the bare repository the cluster's nodes clone from and push to
 lanes: {}
 
 # Defaults for tasks that do not say otherwise.
@@ -114,6 +117,13 @@ coordinator:
   webhook_backoff: 2s       # first retry delay, doubled each time up to webhook_backoff_cap
   webhook_backoff_cap: 10m
 
+# Turns on other machines (lanes with `executor: ray`; README "More than one machine").
+remote:
+  listen: 127.0.0.1:0       # where the supervisor answers its Ray workers' guardians (the kill
+                            # switch); port 0: any free one, kept across restarts
+  advertise: ""             # the URL the workers reach it at, if not the listen address
+  workdir: ""               # the nodes' scratch folder (default ~/.cache/zen/remote)
+
 # Per-agent settings. `command` is the program; `env` adds variables, `drop_env` removes
 # variables the supervisor's environment would otherwise pass on.
 agents:
@@ -171,6 +181,7 @@ _DEFAULTS: dict[str, Any] = {
         "webhook_backoff": "2s",
         "webhook_backoff_cap": "10m",
     },
+    "remote": {"listen": "127.0.0.1:0", "advertise": "", "workdir": ""},
     "agents": {},
     "prices": {"default": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30}},
 }

@@ -37,7 +37,7 @@ from zen.agents import headless
 from zen.agents.base import LaunchContext
 from zen.core.events import Actor, timestamp
 from zen.core.events import EventType as E
-from zen.core.remote import TurnSpec, frame_event, frame_output
+from zen.core.remote import SPEC_ENV, TurnSpec, frame_event, frame_output
 from zen.errors import ZenError
 from zen.orchestration.remote.workspace import Workspace, prepare
 from zen.orchestration.spawn import run_setup, zen_argv
@@ -45,7 +45,6 @@ from zen.store import events as ev_store
 from zen.store.atomic import atomic_write
 from zen.store.layout import WORKTREE_TMP
 
-SPEC_ENV = "ZEN_TURN_SPEC"
 POLL_S = 0.1
 STOP_GRACE_S = 2.0
 CHUNK = 65536
