@@ -12,15 +12,33 @@ import typer
 from zen.agents.trust import AGENTS, trust, trust_note
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.errors import ZenError
+from zen.errors import UsageError, ZenError
 from zen.orchestration.lanes import add_lane, get_lane, list_lanes, remove_lane
+from zen.orchestration.remote import lanes as remote_lanes
 from zen.store.config import Config, lane_path
 
 lane = typer.Typer(help="Register the git repositories agents work on.", no_args_is_help=True)
 
 
+EXECUTOR = typer.Option(None, "--executor", help="Where the lane's agents run: local (tmux here, the default) "
+                        "or ray (turns as jobs on a Ray cluster; needs --ray-address and --remote).")
+RAY_ADDRESS = typer.Option(None, "--ray-address", help="The Ray cluster's job API, e.g. http://10.0.0.5:8265.")
+RAY_RESOURCE = typer.Option([], "--ray-resource", help="A resource each turn reserves on a node, NAME=AMOUNT "
+                            "(e.g. zen_slot=1; repeatable).")
+REMOTE = typer.Option(None, "--remote", help="The bare repository the cluster's nodes clone from and push to "
+                      "(a path on a shared disk, or a URL).")
+
+
+def _change(executor: str | None, ray_address: str | None, ray_resource: list[str],
+            remote: str | None) -> remote_lanes.ExecutorChange:
+    return remote_lanes.ExecutorChange(kind=executor, address=ray_address,
+                                       resources=remote_lanes.parse_resources(ray_resource), remote=remote)
+
+
 def _added(spec: Mapping[str, Any]) -> Iterator[render.Out]:
     yield f"lane {spec['name']}: {spec['path']} (base {spec['base']}, domain {spec['domain']})"
+    if spec.get("executor"):
+        yield f"  runs on {remote_lanes.describe(dict(spec))} (zen preflight checks it)"
     note = trust_note(Path(spec["path"]), str(spec["name"]))
     if note:
         yield render.Note(note)
@@ -38,11 +56,17 @@ def lane_add(
                                   "sandbox (default: inside zen's sandbox), accept (as they are), refuse."),
     unguarded_shell: bool = typer.Option(False, "--unguarded-shell",
                                          help="Let such agents run shell commands (aider's are off otherwise)."),
+    executor: str = EXECUTOR,
+    ray_address: str = RAY_ADDRESS,
+    ray_resource: list[str] = RAY_RESOURCE,
+    remote: str = REMOTE,
     json_out: bool = JSON,
 ) -> int:
     """Register a lane (refuses a path that is not a git repository or a base that does not resolve)."""
+    change = _change(executor, ray_address, ray_resource, remote)
+    extra = remote_lanes.apply({}, change, name) if not change.empty else None
     spec = add_lane(common.home(), name, path, base, domain, setup, include, unguarded=unguarded,
-                    unguarded_shell=unguarded_shell)
+                    unguarded_shell=unguarded_shell, extra=extra)
     render.emit(spec, json_out, _added)
     return 0
 
@@ -51,14 +75,34 @@ def _listed(lanes: list[dict[str, Any]]) -> Iterator[render.Out]:
     if not lanes:
         yield "no lanes yet (zen lane add NAME PATH)"
         return
-    yield render.Table(["lane", "path", "base", "domain"],
-                       [[x["name"], x.get("path", ""), x.get("base", ""), x.get("domain", "")] for x in lanes])
+    yield render.Table(["lane", "path", "base", "domain", "runs on"],
+                       [[x["name"], x.get("path", ""), x.get("base", ""), x.get("domain", ""),
+                         remote_lanes.describe(x)] for x in lanes])
 
 
 @lane.command("list")
 def lane_list(json_out: bool = JSON) -> int:
     """List lanes."""
     render.emit(list_lanes(Config.load(common.home())), json_out, _listed)
+    return 0
+
+
+@lane.command("set")
+def lane_set(
+    name: str = typer.Argument(..., help="The lane to change."),
+    executor: str = EXECUTOR,
+    ray_address: str = RAY_ADDRESS,
+    ray_resource: list[str] = RAY_RESOURCE,
+    remote: str = REMOTE,
+    json_out: bool = JSON,
+) -> int:
+    """Change where a lane's agents run (its executor) and its shared remote; jobs already
+    started keep where they run."""
+    change = _change(executor, ray_address, ray_resource, remote)
+    if change.empty:
+        raise UsageError("say what to change: --executor, --ray-address, --ray-resource or --remote")
+    spec = remote_lanes.set_lane(common.home(), name, change)
+    render.emit(spec, json_out, lambda s: [f"lane {s['name']} runs on {remote_lanes.describe(s)}"])
     return 0
 
 

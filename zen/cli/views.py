@@ -52,8 +52,13 @@ def status_lines(s: Mapping[str, Any]) -> Iterator[render.Out]:
     rows += [[j["job"], j.get("name") or "", j["state"] + (f" ({j['reason']})" if j.get("reason") else ""),
               shown(j.get("agent") or ""), j.get("lane") or "", age(j.get("created_at")), _cost(j.get("usage") or {})]
              for j in s["jobs"]]
+    head = ["id", "name", "state", "agent", "lane", "age", "cost"]
+    if any(j.get("executor", "local") != "local" for j in s["jobs"]):  # some job runs elsewhere: say where
+        where = [""] * len(s["pending"]) + [_where(j) for j in s["jobs"]]
+        rows = [[*r[:5], w, *r[5:]] for r, w in zip(rows, where, strict=True)]
+        head = [*head[:5], "runs on", *head[5:]]
     if rows:
-        yield render.Table(["id", "name", "state", "agent", "lane", "age", "cost"], rows)
+        yield render.Table(head, rows)
     else:
         yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
     yield from quarantine_lines(s.get("quarantined") or [])
@@ -67,6 +72,14 @@ def quarantine_lines(entries: list[dict[str, str]]) -> Iterator[str]:
                "(each with a .reason file; delete them when read)")
         for e in entries[-10:]:
             yield render.clean(f"  {e['file']}: {e['reason']}")
+
+
+def _where(j: dict[str, Any]) -> str:
+    """Where a job's agent runs: local, or the Ray node (else the cluster) of its current turn."""
+    executor = str(j.get("executor") or "local")
+    if executor == "local":
+        return "local"
+    return f"{executor} {j.get('remote_host') or j.get('remote_address') or ''}".strip()
 
 
 def format_event(ev: Mapping[str, Any]) -> str:

@@ -18,7 +18,8 @@ from zen.store.home import Home
 
 def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | None,
              setup: str | None = None, include: list[str] | None = None, *,
-             unguarded: str | None = None, unguarded_shell: bool = False) -> dict[str, Any]:
+             unguarded: str | None = None, unguarded_shell: bool = False,
+             extra: dict[str, Any] | None = None) -> dict[str, Any]:
     if not NAME_RE.match(name):
         raise ZenError(f"lane name {name!r} must be lower-case letters, digits and dashes")
     if unguarded is not None and unguarded not in ("sandbox", "accept", "refuse"):
@@ -41,6 +42,7 @@ def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | N
         spec["unguarded"] = unguarded       # agents without a pre-execution hook: zen/agents/unguarded.py
     if unguarded_shell:
         spec["unguarded_shell"] = True
+    spec.update(extra or {})  # e.g. executor: and remote: (zen.orchestration.remote.lanes)
 
     def change(cfg: Config) -> None:
         from ruamel.yaml.comments import CommentedMap  # 30 ms: zen dispatch imports this module
