@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 PY      = $(BIN)/python
 XDIST  ?= -n auto
 
-.PHONY: install test test-fast test-claude test-agents lint typecheck check demo bench screenshot clean
+.PHONY: install test test-fast test-claude test-agents test-ray lint typecheck check demo bench screenshot clean
 
 # the real-agent suites (marked `agents`): each installs its pinned agent into .cache/ and runs
 # serially, like tests/claude
@@ -16,7 +16,8 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 install: $(PY)
-	$(PY) -m pip install -q -e ".[dev]"
+	@# the optional extra `ray` too: the tests run turns on a real local Ray cluster (tests/ray)
+	$(PY) -m pip install -q -e ".[dev,ray]"
 	@# an editable install leaves zen's own modules uncompiled; the guard hook starts for every
 	@# agent command, so compile them now (this holds even where PYTHONDONTWRITEBYTECODE is set)
 	$(PY) -m compileall -q zen
@@ -24,6 +25,7 @@ install: $(PY)
 
 test: $(PY)
 	$(PY) -m pytest $(XDIST) -q -m "not claude and not agents"
+	$(PY) -m pytest -q -m ray tests/ray
 	@bash tests/claude/install.sh >/dev/null || echo "make test: Claude Code could not be installed; tests/claude will skip what needs it"
 	$(PY) -m pytest -q -m claude tests/claude
 	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || echo "make test: the agent of $$s could not be installed; $$s will skip what needs it"; done
@@ -39,6 +41,10 @@ test-claude: $(PY)
 test-agents: $(PY)
 	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || exit 1; done
 	$(PY) -m pytest -q -m agents $(AGENT_SUITES)
+
+# one real two-node Ray cluster on 127.0.0.1 for the whole run: serial, never one per xdist worker
+test-ray: $(PY)
+	$(PY) -m pytest -q -m ray tests/ray
 
 lint: $(PY)
 	$(BIN)/ruff check zen tests bench
