@@ -25,6 +25,7 @@ MODULES = [
     "bench.supervisor",
     "bench.watch",
     "bench.server",
+    "bench.ray",
 ]
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tests.helpers import wait_until, zen, zen_json
-from tests.ray.conftest import free_port
+from tests.ray.cluster import free_port
 from tests.supervisor.conftest import Supervisors, make_fast
 from tests.supervisor.util import dispatch_cmd, gap_free, snap, types
 

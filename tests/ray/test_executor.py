@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import git, wait_until, zen, zen_json
-from tests.ray.conftest import RayCluster
+from tests.ray.cluster import RayCluster
 from tests.supervisor.conftest import Supervisors, catalogue_problems, make_fast
 from tests.supervisor.util import (
     dispatch_cmd,

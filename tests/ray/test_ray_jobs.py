@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from tests.helpers import wait_until
-from tests.ray.conftest import RayCluster, free_port
+from tests.ray.cluster import RayCluster, free_port
 from zen.adapters.ray import AlreadySubmitted, RayJobs, RayUnreachable
 
 pytestmark = pytest.mark.ray
