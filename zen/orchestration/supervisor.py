@@ -129,7 +129,7 @@ class Supervisor:
                               observed=self._limits)
         self.intake = Intake(home, self.store)
         # jobs whose turns run on a Ray cluster (DESIGN 14): started, followed and settled there
-        self.remote = RemoteTurns(home, self.store, requeue=lambda job_id: self.starter.queued.add(job_id))
+        self.remote = RemoteTurns(home, self.store, requeue=self._requeue)
         self.starter = Starter(home, self.store, self.tmux, clock, config=self.config, spawner=spawner,
                                ended=self.coord.job_ended, remote=self.remote)
         self.tracked: dict[str, JobWatcher] = {}
@@ -153,6 +153,9 @@ class Supervisor:
         self.guard = Resident(str(home.root))
         self.otlp: receiver.Receiver | None = None
         self.limits = Limits(home)          # policy/guardian.yaml limits, from the observatory's counts
+
+    def _requeue(self, job_id: str) -> None:
+        self.starter.queued.add(job_id)
 
     @property
     def queued(self) -> set[str]:

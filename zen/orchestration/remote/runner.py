@@ -29,6 +29,7 @@ from zen.core.remote import Executor, TurnSpec, base_ref, turn_ref
 from zen.errors import ZenError
 from zen.orchestration import control, handoff, spawn
 from zen.orchestration.autonomy import domain_level
+from zen.orchestration.context import JobContext
 from zen.orchestration.remote import turns
 from zen.orchestration.remote.endpoint import Endpoint
 from zen.store.atomic import atomic_write
@@ -121,8 +122,9 @@ class RemoteTurns:
         self.held.pop(job_id, None)
         snap = self.store.snapshot(job_id)
         if not snap.worktree:
-            spawn.run_preflight(self.home, cfg, self.store, job_id)
-            prepare(self.home, cfg, self.store, job_id)
+            ctx = JobContext.load(self.home, job_id, config=cfg, store=self.store)
+            spawn.run_preflight(ctx)
+            prepare(ctx)
         cur = turns.current(self.store.events(job_id))
         if cur is None:
             start, head, turn, prompt = base_ref(job_id), None, 1, self.store.task(job_id).prompt
@@ -180,7 +182,7 @@ class RemoteTurns:
                 self.switch(Config.load(self.home))
                 self._follow(job_id, cur.address)
         elif snap.state is JobStatus.exited:
-            control.harvest_after_exit(self.home, job_id)
+            control.harvest_job(self.home, job_id)
         return True
 
     # -- stepping -------------------------------------------------------------------------------------
@@ -223,7 +225,7 @@ class RemoteTurns:
                 jobs.stop(cur.sid)
                 live.stopping = True
             return
-        outcome = turns.settle(self.home, cfg, job_id, jobs, rj, control.harvest_after_exit)
+        outcome = turns.settle(self.home, cfg, job_id, jobs, rj, control.harvest_job)
         log.info("job %s: Ray job %s ended (%s): %s", job_id, cur.sid, rj.status if rj else "gone", outcome or "settled")
         if outcome == "retry":
             self.live.pop(job_id, None)
@@ -253,27 +255,27 @@ class RemoteTurns:
 
 # -- the supervisor's worktree for a remote job ------------------------------------------------------
 
-def prepare(home: Home, cfg: Config, store: JobStore, job_id: str) -> Path:
+def prepare(ctx: JobContext) -> Path:
     """The job's worktree on this machine (where harvest reads the work), its handoff, and its base
     commit on the lane's remote for the worker to start from. Setup runs on the worker."""
-    task = store.task(job_id)
-    lane, repo, base, _spec = spawn.lane_of(cfg, task)
-    remote = turns.lane_remote(cfg, task.lane)
-    worktree = home.worktree(job_id)
-    branch = spawn.branch_name(job_id)
+    lane = spawn.lane_of(ctx)
+    remote = turns.lane_remote(ctx.config, ctx.task.lane)
+    worktree = ctx.home.worktree(ctx.job_id)
+    branch = spawn.branch_name(ctx.job_id)
     try:
-        base_commit = g.add_worktree(repo, worktree, branch, base)
-        turns.push_base(repo, remote, job_id, base_commit)
+        base_commit = g.add_worktree(lane.repo, worktree, branch, lane.base)
+        turns.push_base(lane.repo, remote, ctx.job_id, base_commit)
     except ZenError as exc:
         raise spawn.SpawnError(str(exc)) from None
-    store.append(job_id, E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit,
-                 base=base, lane=lane)
+    ctx.append(E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit, base=lane.base,
+               lane=lane.name)
     g.make_private_dir(worktree, WORKTREE_TMP)
     g.make_private_dir(worktree, WORKTREE_PRIVATE)
-    level = domain_level(home, task.domain)
-    text = handoff.render(task, job_id=job_id, lane=lane, repo=repo, worktree=worktree, branch=branch,
-                          base_commit=base_commit, level=level.label if level is not None else None, home=home)
-    atomic_write(store.paths(job_id).handoff, text)
+    level = domain_level(ctx.home, ctx.task.domain)
+    text = handoff.render(ctx.task, job_id=ctx.job_id, lane=lane.name, repo=lane.repo, worktree=worktree,
+                          branch=branch, base_commit=base_commit, level=level.label if level is not None else None,
+                          home=ctx.home)
+    atomic_write(ctx.paths.handoff, text)
     return worktree
 
 
