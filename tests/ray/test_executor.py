@@ -169,3 +169,31 @@ def test_the_kill_switch_reaches_a_turn_on_the_cluster(
     files = review_files(rlane, job)
     assert "before.txt" in files and "after.txt" not in files
     assert gap_free(home, job)
+
+
+def test_zen_send_runs_the_next_turn_as_a_new_ray_job_from_where_the_last_one_left(
+        home: Path, rlane: Path, rsups: Supervisors, ray_cluster: RayCluster, tmp_path: Path) -> None:
+    rsups.start()
+    job = dispatch_sim(home, tmp_path, "two-turns", [
+        {"write": {"path": "first.txt", "content": "turn one\n"}},   # left uncommitted by turn 1
+        {"wait": True},
+    ])
+
+    def settled_turns() -> int:
+        return sum(1 for e in events(home, job) if e["type"] == "turn.waiting" and e.get("by") == "remote")
+
+    wait_until(lambda: settled_turns() == 1, timeout=TURN_TIMEOUT, message="the first turn to end waiting")
+    assert snap(home, job).state.value == "waiting"
+    r = zen("send", job, "now the second turn")
+    assert r.returncode == 0, r.stderr
+    wait_until(lambda: settled_turns() == 2, timeout=TURN_TIMEOUT, message="the second turn to end waiting")
+    submits = [e for e in events(home, job) if e["type"] == "remote.submit"]
+    assert [(s["submission_id"], s["turn"]) for s in submits] == [(f"{job}-1", 1), (f"{job}-2", 2)]
+    assert submits[1]["start"] == f"refs/zen/{job}/turn-1"
+    assert ray_status(ray_cluster, f"{job}-2") == "SUCCEEDED"
+    r = zen("finish", job, timeout=120)
+    assert r.returncode == 0, r.stderr
+    wait_until(lambda: snap(home, job).state.value == "harvested", timeout=60, message="harvested")
+    assert review_show(rlane, job, "first.txt") == "turn one"            # turn 1's file reached turn 2
+    assert "now the second turn" in review_show(rlane, job, "NOTES.md")  # turn 2's work, from the input
+    assert gap_free(home, job)

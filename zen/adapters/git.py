@@ -514,8 +514,12 @@ def reset_index(worktree: Path, commit: str) -> None:
         _call(repo, "reset", "--quiet", "--mixed", commit, what=f"reset the index to {commit[:12]}")
 
 
-def move_worktree_to(worktree: Path, commit: str) -> None:
-    """Move the worktree's branch, index and files to `commit` keeping nothing else, refusing when
-    that would lose a local change (`reset --keep`): the supervisor's copy of a remote job."""
+def move_worktree_to(worktree: Path, commit: str, expect: str) -> None:
+    """Move the worktree's branch, index and files to `commit`: the supervisor's copy of a remote
+    job, whose content must still be exactly the tree of `expect` (the last turn it received),
+    else it refuses: something here changed it, and moving on would lose that."""
     with _open(worktree) as repo:
-        _call(repo, "reset", "--quiet", "--keep", commit, what=f"move the worktree to {commit[:12]}")
+        if _snapshot_tree(repo) != _tree_of(repo, expect):
+            raise GitError(f"{worktree} was changed since its last turn arrived ({expect[:12]}); "
+                           "zen harvest it, then move it on by hand")
+        _call(repo, "reset", "--quiet", "--hard", commit, what=f"move the worktree to {commit[:12]}")

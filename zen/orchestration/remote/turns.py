@@ -309,8 +309,10 @@ def _fetch(home: Home, store: JobStore, job_id: str, cur: Current, remote: str) 
     snap = store.snapshot(job_id, write=False)
     worktree = Path(snap.worktree or home.worktree(job_id))
     ref, commit = str(cur.pushed["ref"]), str(cur.pushed["commit"])
+    fetched = [e for e in store.events(job_id) if e.get("type") == E.REMOTE_FETCHED]
+    last = str(fetched[-1]["commit"]) if fetched else str(snap.base_commit or "HEAD")
     g.fetch(worktree, remote, f"+{ref}:{ref}")
-    g.move_worktree_to(worktree, commit)
+    g.move_worktree_to(worktree, commit, expect=last)
     head = cur.pushed.get("head")
     if cur.pushed.get("snapshot") and head:
         g.reset_index(worktree, str(head))
