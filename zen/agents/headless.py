@@ -3,7 +3,7 @@
     claude -p --output-format stream-json --verbose --settings <job>/claude-settings.json \\
            --permission-mode acceptEdits --session-id <uuid> -- "<prompt>"        (turn 1)
     claude -p ... --resume <uuid> -- "<what zen send sent>"                       (turn 2, 3, ...)
-    codex exec --json -c notify=[...] --sandbox workspace-write -- "<prompt>"     (turn 1)
+    codex exec --json -c hooks.PreToolUse=[...] ... --sandbox workspace-write -- "<prompt>"     (turn 1)
     codex exec resume --last --json ... -- "<what zen send sent>"                 (turn 2, 3, ...)
     sim, cmd: exactly what the interactive adapter starts (they need no terminal)
 
@@ -14,12 +14,11 @@ turn of a job resumes the same Claude session.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext, LaunchSpec
-from zen.agents.codex import notify_argv
+from zen.agents.codex import hook_overrides
 from zen.agents.common import agent_command, first_prompt, session_uuid
 from zen.agents.settings import SETTINGS_FILE
 
@@ -64,9 +63,9 @@ def _claude(ctx: LaunchContext, prompt: str, turn: int) -> LaunchSpec:
 
 def _codex(ctx: LaunchContext, prompt: str, turn: int) -> LaunchSpec:
     spec = get_adapter("codex").launch(ctx)
-    notify = "notify=" + json.dumps(notify_argv(ctx.zen_argv))
     head = [*agent_command(ctx, "codex"), "exec", *(["resume", "--last"] if turn > 1 else [])]
-    argv = [*head, "--json", "-c", notify,
+    overrides = [x for item in hook_overrides(ctx) for x in ("-c", item)]  # the interactive job's hooks
+    argv = [*head, "--json", *overrides,
             "--sandbox", str(ctx.settings.get("sandbox") or "workspace-write"),
             "--", first_prompt(ctx) if turn == 1 else prompt]
     return LaunchSpec(argv=argv, env=spec.env, files=spec.files)
