@@ -53,7 +53,7 @@ def status_lines(s: Mapping[str, Any]) -> Iterator[render.Out]:
               shown(j.get("agent") or ""), j.get("lane") or "", age(j.get("created_at")), _cost(j.get("usage") or {})]
              for j in s["jobs"]]
     head = ["id", "name", "state", "agent", "lane", "age", "cost"]
-    if any(j.get("executor", "local") != "local" for j in s["jobs"]):  # some job runs elsewhere: say where
+    if any((j.get("executor") or "local") != "local" for j in s["jobs"]):  # some job runs elsewhere: say where
         where = [""] * len(s["pending"]) + [_where(j) for j in s["jobs"]]
         rows = [[*r[:5], w, *r[5:]] for r, w in zip(rows, where, strict=True)]
         head = [*head[:5], "runs on", *head[5:]]

@@ -27,7 +27,8 @@ INDEX = ".index.json"
 INDEX_LOCK = ".index.lock"
 VERSION = 1
 # what a row keeps of state.json: what `zen status` shows, and names for references
-ROW_FIELDS = ("name", "state", "reason", "agent", "lane", "created_at", "usage")
+ROW_FIELDS = ("name", "state", "reason", "agent", "lane", "created_at", "usage",
+              "executor", "remote_host", "remote_address")  # where it runs (zen status, DESIGN 14)
 
 
 def path(jobs_dir: str) -> str:
