@@ -20,7 +20,7 @@ from zen.agents import get_adapter
 from zen.agents.base import LaunchContext, LaunchSpec
 from zen.agents.codex import hook_overrides
 from zen.agents.common import agent_command, first_prompt, session_uuid
-from zen.agents.settings import SETTINGS_FILE
+from zen.store.layout import CLAUDE_SETTINGS
 
 # agents whose session outlives one headless turn: after a turn they wait for the next input
 RESUMABLE = frozenset({"claude", "codex"})
@@ -49,7 +49,7 @@ def launch(ctx: LaunchContext, prompt: str, *, turn: int) -> LaunchSpec:
 
 def _claude(ctx: LaunchContext, prompt: str, turn: int) -> LaunchSpec:
     spec = get_adapter("claude").launch(ctx)        # the settings file with zen's hooks
-    settings = ctx.job_dir / SETTINGS_FILE
+    settings = ctx.job_dir / CLAUDE_SETTINGS
     text = first_prompt(ctx) if turn == 1 else prompt
     argv = [
         *agent_command(ctx, "claude"), "-p", "--output-format", "stream-json", "--verbose",

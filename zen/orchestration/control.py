@@ -248,7 +248,8 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:
     if snap.executor == "ray":  # the next turn is a new Ray job that resumes the agent's session
         from zen.orchestration.remote import turns  # only for jobs on Ray (loads the HTTP client)
 
-        return turns.queue_input(home, job_id, text)
+        queued = turns.queue_input(home, job_id, text)
+        return Sent(job=job_id, seq=int(queued["seq"]), state=str(queued["state"]))
     tmux = Tmux.for_home(home)
     info = _live_pane(tmux, job_id, snap)
     shown = text if len(text) <= 2000 else text[:2000] + "..."
@@ -283,7 +284,9 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     if snap.executor == "ray":  # its turns run on a Ray cluster: Ray stops the job there
         from zen.orchestration.remote import turns  # only for jobs on Ray (loads the HTTP client)
 
-        return turns.stop(home, job_id, harvest=harvest_job, grace_s=grace, actor=actor, reason=reason)
+        r = turns.stop(home, job_id, harvest=harvest_job, grace_s=grace, actor=actor, reason=reason)
+        return Stopped(job=job_id, state=r["state"], exit_code=r["exit_code"], signal=r["signal"], recorded_exit=True,
+                       review_branch=r["review_branch"], harvest=r["harvest"])
     tmux = Tmux.for_home(home)
     info: PaneInfo | None = None
     if snap.tmux_session:

@@ -207,6 +207,8 @@ class JobPaths:
     @property
     def sim_script(self) -> Path:
         return self.dir / SIM_SCRIPT
+
+    @property
     def remote_log(self) -> Path:
         return self.dir / REMOTE_LOG
 
@@ -357,6 +359,8 @@ class Home:
     @property
     def guardian_edit_lock(self) -> Path:
         return self.control / GUARDIAN_EDIT_LOCK
+
+    @property
     def remote_endpoint(self) -> Path:
         return self.control / REMOTE_ENDPOINT
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.adapters import git as g
-from zen.adapters.ray import RayError, normalise
+from zen.adapters.ray import RayError, RayJobs, normalise
 from zen.core.remote import LOCAL, RAY, ExecutorError, parse_executor
 from zen.errors import NotFound, ZenError
 from zen.store.config import Config, edit_config, lane_path
@@ -95,7 +95,7 @@ def set_lane(home: Home, name: str, change: ExecutorChange) -> dict[str, Any]:
     result: dict[str, Any] = {}
 
     def edit(cfg: Config) -> None:
-        from ruamel.yaml.comments import CommentedMap
+        from ruamel.yaml.comments import CommentedMap  # 30 ms: only an edit of zen.yaml needs it
 
         lanes = cfg.data.get("lanes") or {}
         if name not in lanes:
@@ -124,8 +124,6 @@ def describe(spec: dict[str, Any]) -> str:
 
 def checks(cfg: Config, name: str, spec: dict[str, Any] | None) -> list[tuple[str, bool, str]]:
     """(check name, ok, sentence) for a lane whose turns run on Ray; nothing for a local lane."""
-    from zen.adapters.ray import RayJobs
-
     if not spec:
         return []
     try:

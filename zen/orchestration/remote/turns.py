@@ -428,9 +428,7 @@ def stop(home: Home, job_id: str, *, harvest: Harvest, grace_s: float, actor: st
     harvested: Any = harvest(home, job_id) if note is None else None
     snap = store.snapshot(job_id)
     return {"job": job_id, "state": snap.state.value, "exit_code": snap.exit_code, "signal": snap.exit_signal,
-            "recorded_exit": True, "review_branch": snap.review_branch, "remote_job": snap.remote_job,
-            **({"note": note} if note else {}),
-            "harvest": harvested and {k: harvested[k] for k in ("branch", "commit", "files")}}
+            "review_branch": snap.review_branch, "harvest": harvested, "note": note}
 
 
 def _wait_ended(jobs: RayJobs, sid: str, timeout_s: float) -> RayJob | None:
