@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from zen.guard import remote_switch  # stdlib socket and json only: the hook stays lean
 from zen.guard.policy import load_policy
 from zen.store import layout
 from zen.store.readers import job_domain, read_lanes
@@ -37,10 +38,7 @@ def kill_switch_on(home: str | None) -> bool:
     if os.path.exists(os.path.join(home, layout.CONTROL, layout.KILL)):
         return True
     if os.path.exists(os.path.join(home, layout.CONTROL, layout.REMOTE_SWITCH)):
-        # a Ray worker's home (DESIGN 14): the switch is the supervisor's, asked over the network;
-        # imported only there, so a local hook never loads it
-        from zen.guard import remote_switch
-
+        # a Ray worker's home (DESIGN 14): the switch is the supervisor's, asked over the network
         return remote_switch.engaged(home)
     return False
 

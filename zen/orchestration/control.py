@@ -33,6 +33,7 @@ from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.harvest import Harvest, harvest
 from zen.orchestration.query import pending_tasks, resolve_job
+from zen.orchestration.remote import turns
 from zen.store import events as ev_store
 from zen.store import spool
 from zen.store.atomic import flocked
@@ -246,8 +247,6 @@ def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:
     if snap.state is not JobStatus.waiting and not force:
         raise ZenError(f"job {job_id} is {snap.state.value}, not waiting for input (--force types anyway)")
     if snap.executor == "ray":  # the next turn is a new Ray job that resumes the agent's session
-        from zen.orchestration.remote import turns  # only for jobs on Ray (loads the HTTP client)
-
         queued = turns.queue_input(home, job_id, text)
         return Sent(job=job_id, seq=int(queued["seq"]), state=str(queued["state"]))
     tmux = Tmux.for_home(home)
@@ -282,8 +281,6 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     snap = ctx.snapshot()
     grace = _grace(ctx.config) if grace_s is None else grace_s
     if snap.executor == "ray":  # its turns run on a Ray cluster: Ray stops the job there
-        from zen.orchestration.remote import turns  # only for jobs on Ray (loads the HTTP client)
-
         r = turns.stop(home, job_id, harvest=harvest_job, grace_s=grace, actor=actor, reason=reason)
         return Stopped(job=job_id, state=r["state"], exit_code=r["exit_code"], signal=r["signal"], recorded_exit=True,
                        review_branch=r["review_branch"], harvest=r["harvest"])

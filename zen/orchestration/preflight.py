@@ -24,6 +24,7 @@ from zen.guard.policy import integrations, load_policy_errors
 from zen.orchestration.autonomy import level_of, load_policy, read_evidence
 from zen.orchestration.incidents import check, valid
 from zen.orchestration.query import pending_tasks
+from zen.orchestration.remote.lanes import checks as remote_checks
 from zen.orchestration.status import supervisor_pid
 from zen.store.config import Config
 from zen.store.home import Home
@@ -95,9 +96,6 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
         if lanes.get(name) is not None:
             report.add(f"lane {name}: unguarded agents", *lane_check(lanes[name]))
         if (lanes.get(name) or {}).get("executor"):
-            # only a lane whose turns run on Ray needs its cluster asked (and the HTTP client)
-            from zen.orchestration.remote.lanes import checks as remote_checks
-
             for check, ok, message in remote_checks(cfg, name, lanes.get(name)):
                 report.add(check, PASS if ok else FAIL, message)
     _heartbeat(home, report)
