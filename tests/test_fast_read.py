@@ -25,7 +25,9 @@ from zen.store import index
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
-NAMES = ("fresh", "behind", "no-state", "garbled", "done", "done-then-more", "failed", "queued")
+NAMES = ("fresh", "behind", "no-state", "garbled", "done", "done-then-more", "failed", "queued", "on-ray",
+         "done-on-ray")
+RAY = "http://127.0.0.1:8265"
 
 
 def _make(store: JobStore, name: str, n: int) -> str:
@@ -54,11 +56,21 @@ def mixed(lane: Path, home: Path) -> dict[str, str]:
         store.append(jobs[name], "harvest.done", branch=f"zen/review/{jobs[name]}", commit="b" * 40)
         store.snapshot(jobs[name])
     store.append(jobs["failed"], "job.failed", reason="it broke")
+    for name in ("on-ray", "done-on-ray"):   # turns on a Ray cluster (issue 20): where they run is shown
+        j = jobs[name]
+        store.append(j, "remote.submit", submission_id=f"{j}-1", turn=1, attempt=1, address=RAY)
+        store.append(j, "remote.submitted", submission_id=f"{j}-1", address=RAY)
+        store.snapshot(j)
+    store.append(jobs["done-on-ray"], "remote.started", host="node-b")
+    store.append(jobs["done-on-ray"], "agent.exited", exit_code=0)
+    store.append(jobs["done-on-ray"], "harvest.done", branch=f"zen/review/{jobs['done-on-ray']}", commit="b" * 40)
+    store.snapshot(jobs["done-on-ray"])
     store.snapshot(jobs["failed"])
     # appended by others (hooks, commands) after the last snapshot was written
     store.append(jobs["behind"], "turn.waiting", actor="hook", reason="question")
     store.append(jobs["behind"], "guard.denied", actor="hook", rule="x")
     store.append(jobs["done-then-more"], "job.landed", actor="human", commit="c" * 40)
+    store.append(jobs["on-ray"], "remote.started", host="node-a")
     (home / "jobs" / jobs["no-state"] / "state.json").unlink()
     (home / "jobs" / jobs["garbled"] / "state.json").write_text('{"v": 1, "job": "someone else"')
     # two tasks no supervisor took in yet: one from zen dispatch's quick lane, one from the model's
@@ -88,6 +100,8 @@ def test_status_json_says_what_the_model_readers_say(mixed: dict[str, str], home
     assert got["jobs"] == want["jobs"] and got["pending"] == want["pending"] and len(got["pending"]) == 2
     assert got["usage"] == want["usage"] and got["usage"]["api_calls"] == 14
     assert {j["job"]: j["state"] for j in got["jobs"]}[mixed["behind"]] == "waiting"
+    where = {j["job"]: (j["executor"], j["remote_host"]) for j in got["jobs"]}
+    assert where[mixed["on-ray"]] == ("ray", "node-a") and where[mixed["fresh"]] == ("local", None)
 
 
 def test_status_text_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
@@ -97,6 +111,7 @@ def test_status_text_is_the_same_through_either_entry(mixed: dict[str, str], hom
     for name in NAMES:
         assert mixed[name] in fast.stdout
     assert "waiting (question)" in fast.stdout and "failed (it broke)" in fast.stdout
+    assert "ray node-a" in fast.stdout and "ray node-b" in fast.stdout
 
 
 def test_show_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
@@ -111,7 +126,8 @@ def test_show_is_the_same_through_either_entry(mixed: dict[str, str], home: Path
 
 def test_finished_jobs_are_read_from_the_index_while_their_timeline_holds(mixed: dict[str, str], home: Path) -> None:
     known = index.read(str(home / "jobs"))
-    assert {mixed["done"], mixed["done-then-more"], mixed["failed"]} <= set(known)
+    assert {mixed["done"], mixed["done-then-more"], mixed["failed"], mixed["done-on-ray"]} <= set(known)
+    assert known[mixed["done-on-ray"]]["row"]["remote_host"] == "node-b"
     assert mixed["fresh"] not in known and mixed["queued"] not in known
     # a row the timeline has outgrown is not believed: done-then-more's job.landed is shown
     state = next(j for j in json.loads(zen("status", "--json").stdout)["jobs"] if j["job"] == mixed["done-then-more"])
@@ -129,8 +145,9 @@ def test_finished_jobs_are_read_from_the_index_while_their_timeline_holds(mixed:
 
 def test_the_supervisor_indexes_a_home_from_before_the_index(mixed: dict[str, str], home: Path) -> None:
     (home / "jobs" / ".index.json").unlink()
-    assert JobStore(Home(home)).reindex() == 3
-    assert set(index.read(str(home / "jobs"))) == {mixed["done"], mixed["done-then-more"], mixed["failed"]}
+    assert JobStore(Home(home)).reindex() == 4
+    assert set(index.read(str(home / "jobs"))) == {mixed["done"], mixed["done-then-more"], mixed["failed"],
+                                                    mixed["done-on-ray"]}
     assert zen("status").stdout == _typer("status")
 
 

@@ -41,6 +41,7 @@ VALUES = {
     "paths": [None, [], ["src/**"]],
     "script": [None, [{"say": "hi"}]],
     "model": [None, "opus"],
+    "executor": [None, "local", "ray", {"kind": "ray", "address": "http://127.0.0.1:8265"}, 3],   # the model's lane
     "zen": [None, 1, 2, "1"],
     "unknown": [None, "x"],
 }
@@ -79,7 +80,7 @@ def test_quick_accepts_only_what_the_model_accepts_and_dumps_it_the_same(seed: i
         if text is None:
             continue
         back = YAML(typ="safe").load(text)
-        assert back == {k: v for k, v in got.items() if not (k in ("script", "model", "max_tokens") and v is None)}, text
+        assert back == {k: v for k, v in got.items() if not (k in ("script", "model", "max_tokens", "executor") and v is None)}, text
         assert Task.model_validate(back).model_dump(mode="json") == got
         assert read_text(text) == back     # and the lean reader (zen status's spool) agrees
     assert accepted > 100   # the quick lane is the usual one, not a corner

@@ -2,8 +2,8 @@
 
 `quick(fields)` answers only what it is sure of: the task as zen.core.model.Task would dump it
 (`model_dump(mode="json")`, in the same field order) when the fields are plain and valid, or None
-whenever it is not sure (a value of another type, a script, paths, a field it does not know, or
-anything invalid): the caller then asks the model itself, which explains what is wrong. So it
+whenever it is not sure (a value of another type, a script, paths, an executor, a field it does not
+know, or anything invalid): the caller then asks the model itself, which explains what is wrong. So it
 never accepts a task the model would refuse, nor writes one the model would write differently
 (tests/core/test_taskcheck.py holds it to that).
 
@@ -28,10 +28,10 @@ if TYPE_CHECKING:
 
 FIELDS = ("zen", "id", "name", "prompt", "lane", "repo", "base", "agent", "command", "domain", "priority",
           "depends_on", "timeout", "max_retries", "parent", "paths", "created_at", "created_by", "script",
-          "model", "max_tokens")
+          "model", "max_tokens", "executor")
 _OPTIONAL_STR = ("lane", "repo", "base", "domain", "parent")
 _REQUIRED_STR = ("id", "name", "prompt", "created_at")
-_ONLY_WHEN_SET = ("script", "model", "max_tokens")      # task.yaml leaves these out when unset
+_ONLY_WHEN_SET = ("script", "model", "max_tokens", "executor")  # task.yaml leaves these out when unset
 
 
 def _str_or_none(v: object) -> bool:
@@ -53,7 +53,7 @@ def quick(fields: dict[str, Any]) -> dict[str, Any] | None:
     f: dict[str, Any] = {k: _plain(v) for k, v in fields.items()}
     if not set(f) <= set(FIELDS) or f.get("zen", 1) != 1 or type(f.get("zen", 1)) is not int:
         return None
-    if any(f.get(k) is not None for k in ("script", "model", "max_tokens")) or f.get("paths"):
+    if any(f.get(k) is not None for k in _ONLY_WHEN_SET) or f.get("paths"):
         return None
     if not all(type(f.get(k)) is str for k in _REQUIRED_STR) or not all(_str_or_none(f.get(k)) for k in _OPTIONAL_STR):
         return None
@@ -90,7 +90,8 @@ def quick(fields: dict[str, Any]) -> dict[str, Any] | None:
             "repo": f.get("repo"), "base": f.get("base"), "agent": agent, "command": command,
             "domain": f.get("domain"), "priority": priority, "depends_on": list(deps), "timeout": timeout,
             "max_retries": retries, "parent": f.get("parent"), "paths": [], "created_at": f["created_at"],
-            "created_by": f.get("created_by", "human"), "script": None, "model": None, "max_tokens": None}
+            "created_by": f.get("created_by", "human"), "script": None, "model": None, "max_tokens": None,
+            "executor": None}
 
 
 # -- writing ------------------------------------------------------------------------------------
