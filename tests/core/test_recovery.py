@@ -9,7 +9,7 @@ import pytest
 from zen.core.agents import AGENT_NAMES, AgentKind
 from zen.core.clock import SYSTEM, ManualClock
 from zen.core.model import JobStatus
-from zen.core.recovery import Recover, decide, last_index, running_spawn
+from zen.core.recovery import Recover, decide, last_index, pending_input, running_spawn
 from zen.core.schedule import early_failure, retries_done
 
 S = JobStatus
@@ -42,6 +42,20 @@ def test_other_jobs_are_harvested_resumed_queued_or_left_alone() -> None:
     for final in (S.harvested, S.failed, S.cancelled):
         assert decide([*exited, ev("harvest.done")], final, pane_alive=False) is Recover.NOTHING
     assert last_index(exited, "agent.spawned") == 3 and last_index(exited, "nope") == -1
+
+
+def test_a_first_prompt_not_yet_typed_is_typed_by_the_next_supervisor() -> None:
+    """agent.spawned keeps the first prompt of an agent that takes it typed (aider, gemini): a
+    supervisor killed before typing it leaves it pending, and once typed it is never typed again."""
+    first = [*SPAWNED[:3], ev("agent.spawned", session="zen-j", initial_input="Read handoff.md first")]
+    assert pending_input(first) == "Read handoff.md first"
+    assert pending_input([*first, ev("input.sent", text="hi", chars=2)]) == "Read handoff.md first"
+    assert pending_input([*first, ev("input.sent", text="Read", chars=4, initial=True)]) is None
+    assert pending_input(SPAWNED) is None and pending_input(SPAWNED[:3]) is None
+    # a later attempt's spawn counts, with its own first prompt
+    again = [*first, ev("input.sent", initial=True), ev("agent.exited"), ev("retry.scheduled"),
+             ev("agent.spawned", session="zen-j", initial_input="again")]
+    assert pending_input(again) == "again"
 
 
 def test_an_error_before_the_first_turn_is_a_failed_start() -> None:

@@ -24,7 +24,8 @@ def test_happy_path_worktree_agent_exit_and_review_branch(zh: Path, lane: Path, 
     job = dispatch_cmd("echo working; echo result > result.txt; exit 0", "happy")
     s = wait_state(zh, job, "harvested")
     assert s.exit_code == 0 and s.review_branch == f"zen/review/{job}"
-    assert types(zh, job)[:5] == ["task.received", "job.queued", "preflight.passed", "worktree.created", "agent.spawned"]
+    assert types(zh, job)[:6] == ["task.received", "job.queued", "preflight.passed", "worktree.created", "spawn.intent",
+                                 "agent.spawned"]
     wt = zh / "worktrees" / job
     assert s.worktree == str(wt) and wt.is_dir()
     assert git(wt, "rev-parse", "--abbrev-ref", "HEAD") == f"zen/{job}"

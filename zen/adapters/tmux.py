@@ -48,6 +48,7 @@ from libtmux.pane import Pane
 
 from zen.errors import TmuxError
 from zen.store.atomic import atomic_write
+from zen.store.faults import crash_point
 from zen.store.home import Home
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ set -g status-left-length 20
 _PANE_OWNED = frozenset({"TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
                          "COLUMNS", "LINES", "SHLVL", "_", "OLDPWD", "PWD"})
 PLACEHOLDER = ["sleep", "2147483647"]
+# the pane option that says which job attempt's agent a pane runs (start_pane's `mark`)
+MARK_OPTION = "@zen_attempt"
 # sh -c EXIT_WRAPPER EXIT_FILE ARGV...: run ARGV, publish its status by rename, pass it on.
 # The wrapper outlives HUP/INT/TERM sent to the pane's process group (Ctrl-C in an attached
 # pane, zen's own TERM) so it can still write the agent's status; then it re-raises the signal.
@@ -213,6 +216,18 @@ class Tmux:
     def pane(self, session: str) -> PaneInfo | None:
         return self.panes().get(session)
 
+    def mark(self, session: str) -> tuple[PaneInfo, str] | None:
+        """The pane of `session` and the mark start_pane gave it ('' for a pane without one, such
+        as a placeholder whose agent never started); None when there is no such session."""
+        r = self.run("display-message", "-p", "-t", f"={session}:", f"{PANE_FORMAT}\t#{{{MARK_OPTION}}}",
+                     check=False)
+        if r.returncode != 0 or not r.stdout:
+            return None
+        info = PaneInfo.parse(r.stdout[0])
+        if info is None or info.session != session:
+            return None
+        return info, r.stdout[0].split("\t")[7] if r.stdout[0].count("\t") >= 7 else ""
+
     def capture(self, pane_id: str, *, history: bool = False) -> str:
         """The pane's visible screen (with `history`, its scrollback too), wrapped lines joined;
         trailing blank lines dropped. Empty when the pane is gone."""
@@ -221,20 +236,23 @@ class Tmux:
 
     # -- actions -----------------------------------------------------------------
     def start_pane(self, session: str, cwd: Path, argv: list[str], env: dict[str, str], log_path: Path,
-                   exit_path: Path | None = None, window: str | None = None) -> PaneInfo:
+                   exit_path: Path | None = None, window: str | None = None, mark: str | None = None) -> PaneInfo:
         """A new session running `argv` in `cwd` with exactly `env`, its output appended to log_path.
 
         A session of that name left by a launch cut short is replaced. With `exit_path`, a small
         shell wrapper runs the argv (unchanged) and writes its exit status there (a file left by
         an earlier attempt is removed first): belt and braces for tmux's own
         `#{pane_dead_status}`, which tmux 3.3a can leave blank. The wrapper re-raises a signal
-        death on itself so tmux still sees a signal.
+        death on itself so tmux still sees a signal. With `mark`, the pane carries it (the pane
+        option MARK_OPTION, `mark()` reads it) from the instant the agent is in it: the same
+        client call starts the agent and sets the mark, so a marked pane is always an agent.
         """
         if not argv:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
         log_path.touch(exist_ok=True)
         pane_id, global_names = self._new_session(session, cwd, log_path, window)
+        crash_point("tmux.session")
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
         # The server's global environment reaches every pane; drop what this agent must not see.
         cmd = ["env"]
@@ -250,7 +268,8 @@ class Tmux:
         for k, v in sorted(wanted.items()):
             env_args += ["-e", f"{k}={v}"]
         # the agent into the placeholder's pane, and that pane's facts, in one client call
-        r = self.run_chain(["respawn-pane", "-k", "-t", pane_id, "-c", str(cwd), *env_args, *cmd],
+        marking = [["set-option", "-p", "-t", pane_id, MARK_OPTION, mark]] if mark is not None else []
+        r = self.run_chain(["respawn-pane", "-k", "-t", pane_id, "-c", str(cwd), *env_args, *cmd], *marking,
                            ["display-message", "-p", "-t", pane_id, PANE_FORMAT])
         info = PaneInfo.parse(r.stdout[0]) if r.stdout else None
         if info is None:

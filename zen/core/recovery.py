@@ -46,6 +46,20 @@ def running_spawn(events: Sequence[Event]) -> Event | None:
     return events[i]
 
 
+def pending_input(events: Sequence[Event]) -> str | None:
+    """The first prompt the running agent is still to be typed (agent.spawned's initial_input,
+    with no initial input.sent after it): a supervisor killed before typing it types it now."""
+    i = last_index(events, E.AGENT_SPAWNED)
+    if i < 0:
+        return None
+    text = events[i].get("initial_input")
+    if not isinstance(text, str) or not text:
+        return None
+    if any(e.get("type") == E.INPUT_SENT and e.get("initial") for e in events[i:]):
+        return None
+    return text
+
+
 def decide(events: Sequence[Event], state: JobStatus, pane_alive: bool) -> Recover:
     """The one thing to do for a job found on restart; `pane_alive`: its tmux pane exists and
     is not dead (only asked about a job whose agent may still run)."""

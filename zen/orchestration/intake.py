@@ -26,14 +26,22 @@ from zen.errors import InvalidTask, ZenError
 from zen.store import events as ev_store
 from zen.store import spool
 from zen.store.config import Config
+from zen.store.faults import crash_point
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
-from zen.store.layout import EVENTS, TASK
+from zen.store.layout import EVENTS, EVENTS_LOCK, TASK
 
 # room a task file has beside its prompt (limits.max_prompt_size)
 ENTRY_MARGIN = 256 * 1024
 
 log = logging.getLogger(__name__)
+
+
+def _began(job_dir: Path) -> bool:
+    """Whether a job directory without a timeline holds more than intake leaves before the first
+    event (task.yaml, the temp file of its publish cut short by a crash, the events lock): then
+    the job ran, or began to."""
+    return any(p.name not in (TASK, EVENTS_LOCK) and not p.name.startswith(f".{TASK}.") for p in job_dir.iterdir())
 
 
 class Intake:
@@ -77,6 +85,7 @@ class Intake:
         try:
             if self.store.create(task):
                 log.info("job %s queued", task.id)
+            crash_point("intake.recorded")
             snap = self.store.snapshot(task.id)
         except (OSError, ZenError) as exc:  # a full disk: the claimed file stays, recorded on restart
             log.warning("job %s: record not complete: %s", task.id, exc)
@@ -93,8 +102,7 @@ class Intake:
         d = self.store.dir(task.id)
         if fresh and self.store.exists(task.id):
             raise spool.Rejected(f"{path.name}: job {task.id} exists already (duplicate id)")
-        if self.store.exists(task.id) and not (d / EVENTS).exists() and any(
-                p.name not in (TASK, ".lock") for p in d.iterdir()):
+        if self.store.exists(task.id) and not (d / EVENTS).exists() and _began(d):
             raise spool.Rejected(f"job {task.id} lost its timeline (events.jsonl): it ran, or began to, so it "
                                  "is not run again (zen doctor shows the record)")
         return task

@@ -3,8 +3,11 @@ session on zen's private server (DESIGN section 3).
 
 Every step that leaves something behind is recorded before the next begins, so a supervisor
 killed midway can tell on restart what exists: `worktree.created` means the worktree exists (and
-is never created twice); a tmux session without `agent.spawned` is a launch that was cut short
-and is redone in place; `agent.spawned` means the agent runs (or ran) and is only ever watched.
+is never created twice); `spawn.intent` says an agent of that attempt may have been started, and
+tmux says whether it was (its pane carries the job id and attempt, set in the very tmux call that
+starts it): such a pane is adopted, a session without the mark is a placeholder that is replaced;
+`agent.spawned` means the agent runs (or ran) and is only ever watched. zen.store.faults injects
+a crash at each of these steps for the tests.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zen.adapters import git as g
-from zen.adapters.tmux import Tmux
+from zen.adapters.tmux import PaneInfo, Tmux
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
 from zen.agents.common import inline, settings_env
@@ -32,8 +35,10 @@ from zen.orchestration import handoff, preflight
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.lanes import Lane, LaneGone
+from zen.store import faults
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
+from zen.store.faults import crash_point
 from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, Home
 
 log = logging.getLogger(__name__)
@@ -96,7 +101,7 @@ def pane_env(cfg: Config, agent: str, base: dict[str, str] | None = None) -> dic
     for name in settings.get("drop_env") or []:
         env.pop(str(name), None)
     env.update(settings_env(settings))
-    for name in ("TMUX", "TMUX_PANE"):
+    for name in ("TMUX", "TMUX_PANE", faults.ENV):  # faults.ENV: a test's crash point is the supervisor's
         env.pop(name, None)
     return env
 
@@ -171,8 +176,10 @@ def prepare(ctx: JobContext) -> Prepared:
         base_commit = g.add_worktree(lane.repo, worktree, branch, lane.base)
     except ZenError as exc:
         raise SpawnError(str(exc)) from None
+    crash_point("spawn.worktree")
     ctx.append(E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit, base=lane.base,
                lane=lane.name)
+    crash_point("spawn.worktree_recorded")
     return after_worktree(ctx, worktree, branch=branch, base_commit=base_commit)
 
 
@@ -197,11 +204,23 @@ def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit:
                           home=ctx.home)
     atomic_write(ctx.paths.prompt, ctx.task.prompt)
     atomic_write(ctx.paths.handoff, text)
+    crash_point("spawn.prepared")
     return Prepared(worktree, env)
 
 
+def attempt_of(ctx: JobContext) -> int:
+    """This start's attempt: one per worktree.created (every start records one)."""
+    return sum(1 for e in ctx.events() if e.get("type") == E.WORKTREE_CREATED)
+
+
 def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
-    """The agent in its own tmux session, output streamed to pane.log; records agent.spawned."""
+    """The agent in its own tmux session, output streamed to pane.log; records agent.spawned.
+
+    Spawn exactly once (issue 15): `spawn.intent` is recorded before tmux starts anything, and
+    the pane is marked with the attempt in the same tmux call that starts the agent. A restart
+    that finds this attempt's marked pane adopts it (records the agent.spawned the crash cut
+    short) instead of starting a second agent; a session without the mark (a placeholder) or of
+    an earlier attempt is replaced."""
     adapter = get_adapter(ctx.agent)
     paths = ctx.paths
     worktree = prepared.worktree
@@ -215,6 +234,12 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     if not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN and unguarded_mode(lane.spec) == "sandbox":
         spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
                                  git_dir=g.common_dir(worktree))
+    session = session_name(ctx.job_id)
+    attempt = attempt_of(ctx)
+    mark = f"{ctx.job_id}:{attempt}"
+    found = tmux.mark(session)
+    if found is not None and found[1] == mark:
+        return _adopt(ctx, tmux, found[0], spec.argv, spec.initial_input)
     for path, content in spec.files.items():
         p = Path(path) if Path(path).is_absolute() else worktree / path
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -224,14 +249,32 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     env.update(telemetry.job_env(ctx.home.control, paths.dir, ctx.job_id, ctx.agent,
                                  ctx.task.lane or Path(str(ctx.task.repo or "")).name, env,
                                  ctx.config.section("observatory")))
-    session = session_name(ctx.job_id)
-    # start_pane replaces a session of this name (a launch cut short by a crash is redone in
-    # place) and removes an exit file left by an earlier attempt
+    ctx.append(E.SPAWN_INTENT, attempt=attempt, session=session)
+    crash_point("spawn.intended")
+    # start_pane replaces a session of this name (a placeholder left by a launch cut short, or an
+    # earlier attempt's) and removes an exit file left by an earlier attempt
     info = tmux.start_pane(session, worktree, list(spec.argv), env, paths.pane_log,
-                           exit_path=paths.exit_file, window=ctx.task.name)
+                           exit_path=paths.exit_file, window=ctx.task.name, mark=mark)
+    crash_point("tmux.agent")
     ctx.append(E.AGENT_SPAWNED, session=session, target=info.pane_id, pid=info.pid, argv=list(spec.argv),
-               socket=tmux.socket)
+               socket=tmux.socket, **_initial(spec.initial_input))
+    crash_point("spawn.spawned")
     return Launched(session, info.pane_id, spec.initial_input)
+
+
+def _initial(text: str | None) -> dict[str, str]:
+    # kept in agent.spawned so a restarted supervisor still types it (a pointer and at most a
+    # short prompt: zen.agents.common.first_prompt)
+    return {"initial_input": text} if text else {}
+
+
+def _adopt(ctx: JobContext, tmux: Tmux, info: PaneInfo, argv: list[str], initial_input: str | None) -> Launched:
+    """This attempt's agent already runs (or ran): a crash came between tmux starting it and
+    agent.spawned. Record it now; never start it again."""
+    log.info("job %s: adopting the agent already running in %s (a start cut short)", ctx.job_id, info.session)
+    ctx.append(E.AGENT_SPAWNED, session=info.session, target=info.pane_id, pid=info.pid, argv=list(argv),
+               socket=tmux.socket, adopted=True, **_initial(initial_input))
+    return Launched(info.session, info.pane_id, initial_input)
 
 
 def run_preflight(ctx: JobContext) -> None:
@@ -247,6 +290,7 @@ def run_preflight(ctx: JobContext) -> None:
         raise SpawnError(f"preflight failed: {first.name}: {first.message}")
     warnings = [c.as_dict() for c in report.checks if c.status == preflight.WARN]
     ctx.append(E.PREFLIGHT_PASSED, warnings=warnings)
+    crash_point("spawn.preflight")
 
 
 def spawn(ctx: JobContext, tmux: Tmux) -> Launched:

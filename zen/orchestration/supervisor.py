@@ -16,7 +16,8 @@ runs no task twice:
 
 - an agent whose timeline has `agent.spawned` and no `agent.exited` is watched again if its
   tmux pane lives, or recorded as exited (with tmux's exit code) and harvested if it died;
-- a job with `worktree.created` but no `agent.spawned` is a spawn cut short: resumed in place;
+- a job with `worktree.created` but no `agent.spawned` is a spawn cut short: resumed in place,
+  adopting this attempt's agent if tmux already runs it (zen.orchestration.spawn.launch);
 - an exited job with no harvest after its exit is harvested;
 - a task in spool/cur with no job record (crash mid-intake) gets its record.
 
@@ -349,7 +350,7 @@ class Supervisor:
         action = recovery.decide(events, snap.state, pane_alive=info is not None and not info.dead)
         if action is recovery.Recover.WATCH:
             log.info("job %s: agent still running in %s; watching it again", job_id, session)
-            self._track(job_id, snap)
+            self._track(job_id, snap).initial_input = recovery.pending_input(events)
         elif action is recovery.Recover.SETTLE:
             log.info("job %s: agent ended while no supervisor watched (exit %s)", job_id,
                      info.exit_code if info else "unknown")

@@ -22,6 +22,7 @@ from zen.errors import InvalidTask, NotFound
 from zen.store import events as ev_store
 from zen.store import index
 from zen.store.atomic import atomic_write, create_exclusive, flocked
+from zen.store.faults import crash_point
 from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
 
 log = logging.getLogger(__name__)
@@ -116,11 +117,13 @@ class JobStore:
         d = self.dir(task.id)
         d.mkdir(parents=True, exist_ok=True)
         create_exclusive(d / TASK, dump_task(task))
+        crash_point("intake.task_written")
         with flocked(d / EVENTS_LOCK):
             seq, _ = ev_store.last_seq(d / EVENTS)
         if seq > 0:
             return False
         self.append(task.id, EventType.TASK_RECEIVED, task=task.model_dump(mode="json", exclude={"script"}))
+        crash_point("intake.received")
         self.append(task.id, EventType.JOB_QUEUED, priority=task.priority)
         return True
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from zen.core.events import timestamp
 from zen.errors import ZenError
 from zen.store.atomic import atomic_write, fsync_dir, write_temp
+from zen.store.faults import crash_point
 from zen.store.layout import SPOOL_REASON_SUFFIX, Home
 
 
@@ -112,9 +113,11 @@ def claim(home: Home, path: Path) -> Path | None:
                     os.unlink(path)
                 return None
         raise Rejected(f"{path.name}: a task of that id was taken in already (duplicate id)") from None
+    crash_point("intake.linked")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     fsync_dir(cur_dir(home))
+    crash_point("intake.claimed")
     return dst
 
 
