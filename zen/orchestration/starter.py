@@ -5,12 +5,20 @@ breaker); this module gathers its facts, spawns what it says may start through a
 `Spawner` (zen.orchestration.spawn by default, a recorder in tests), and turns a failed start
 into `retry.scheduled` with exponential backoff while the task has retries left, else
 `job.failed` with the reason.
+
+A burst of starts overlaps (issue 21): the spawns of one plan run side by side, at most
+`SPAWN_WORKERS` at a time, since each job's worktree and tmux session are its own (git takes
+`worktree add` of different paths and branches at once, tmux serialises its server). Everything
+else of a start (the job's context, its path leases, the Ray executor, a failure's retry) stays on
+the supervisor's thread in the plan's order; each job's events still come from one thread, in
+order, and each attempt spawns once.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -33,6 +41,8 @@ from zen.store.jobs import JobStore
 log = logging.getLogger(__name__)
 
 Events = list[dict[str, Any]]
+
+SPAWN_WORKERS = 4   # spawns of one plan at once: git and tmux processes mostly wait; more adds no speed
 
 
 class Spawner(Protocol):
@@ -72,7 +82,7 @@ class Starter:
     def __init__(self, home: Home, store: JobStore, tmux: Tmux, clock: Clock, *,
                  config: Callable[[], Config], spawner: Spawner = SPAWN,
                  ended: Callable[[str, str], object] = lambda job_id, why: None,
-                 remote: RemoteStarter | None = None) -> None:
+                 remote: RemoteStarter | None = None, workers: int | None = None) -> None:
         self.home = home
         self.store = store
         self.tmux = tmux
@@ -82,6 +92,8 @@ class Starter:
         self.ended = ended            # a job that will not run: its leases go (the coordinator)
         self.queued: set[str] = set()
         self.remote = remote          # jobs whose turns run on a Ray cluster (DESIGN 14)
+        # spawns at once; an injected spawner (a test's script) is called one job after another
+        self.workers = workers if workers is not None else SPAWN_WORKERS if spawner is SPAWN else 1
 
     def start_due(self, *, running: int, stopping: Callable[[], bool]) -> list[Started]:
         """Start what the plan says may start; fail jobs whose dependencies can never be met."""
@@ -105,7 +117,7 @@ class Starter:
         plan = core_schedule.plan(queued, deps, running=running,
                                   max_concurrent=int(cfg.get("supervisor", "max_concurrent_tasks")),
                                   breaker_until=schedule.breaker_until(self.home, cfg, now), now=now)
-        started: list[Started] = []
+        due: list[str] = []
         for d in plan:
             if stopping():
                 break
@@ -118,8 +130,35 @@ class Starter:
                     log.warning("circuit breaker open: holding automatic job %s", d.job)
                     continue
                 self.queued.discard(d.job)
-                if (launched := self.start(d.job)) is not None:
-                    started.append(Started(d.job, launched))
+                due.append(d.job)
+        return self._start_all(due, stopping)
+
+    def _start_all(self, due: list[str], stopping: Callable[[], bool]) -> list[Started]:
+        """Start `due` in order: the spawns side by side (at most `workers`), the rest here."""
+        started: list[Started] = []
+        ready: list[tuple[str, JobContext]] = []
+        for i, job_id in enumerate(due):
+            if stopping():
+                self.queued.update(due[i:])  # not begun: the next supervisor starts them
+                break
+            ctx = self._begin(job_id)
+            if ctx is not None:
+                ready.append((job_id, ctx))
+        def one(ctx: JobContext) -> Launched | Exception | None:
+            return None if stopping() else self._spawn(ctx)
+
+        if self.workers <= 1 or len(ready) <= 1:
+            outcomes = [one(ctx) for _, ctx in ready]
+        else:
+            with ThreadPoolExecutor(min(self.workers, len(ready)), thread_name_prefix="zen-spawn") as pool:
+                outcomes = list(pool.map(one, [ctx for _, ctx in ready]))
+        for (job_id, _), got in zip(ready, outcomes, strict=True):
+            if isinstance(got, Launched):
+                started.append(Started(job_id, got))
+            elif got is None:
+                self.queued.add(job_id)  # the supervisor stops: not spawned, the next one starts it
+            else:
+                self._failed(job_id, got)
         return started
 
     def _waits_on_others(self) -> bool:
@@ -134,6 +173,18 @@ class Starter:
 
     def start(self, job_id: str, *, resume: bool = False) -> Launched | None:
         """Spawn (or resume) one job; a failure is recorded (retry or job.failed) and gives None."""
+        ctx = self._begin(job_id)
+        if ctx is None:
+            return None
+        got = self._spawn(ctx, resume=resume)
+        if isinstance(got, Launched):
+            return got
+        self._failed(job_id, got)
+        return None
+
+    def _begin(self, job_id: str) -> JobContext | None:
+        """What comes before the spawn: the context and the path leases; a job on Ray is started
+        there. None when there is nothing to spawn here (a failure is recorded)."""
         try:
             ctx = JobContext.load(self.home, job_id, config=self.config(), store=self.store, clock=self.clock)
             lock_task_paths(self.home, job_id)  # the task's `paths:`, before the agent can write
@@ -141,14 +192,25 @@ class Starter:
                 if not self.remote.start(job_id):
                     self.queued.add(job_id)  # its Ray cluster does not answer: the job waits
                 return None  # followed by the Ray executor, not by a watcher of a tmux pane
+            return ctx
+        except Exception as exc:
+            self._failed(job_id, exc)
+        return None
+
+    def _spawn(self, ctx: JobContext, *, resume: bool = False) -> Launched | Exception:
+        """The spawn itself (on a worker thread in a burst): the launch, or what stopped it."""
+        try:
             return self.spawner.resume(ctx, self.tmux) if resume else self.spawner.spawn(ctx, self.tmux)
-        except ZenError as exc:
+        except Exception as exc:
+            return exc
+
+    def _failed(self, job_id: str, exc: Exception) -> None:
+        if isinstance(exc, ZenError):
             log.warning("job %s failed to start: %s", job_id, exc)
             self.fail_start(job_id, str(exc))
-        except Exception as exc:
-            log.exception("job %s: unexpected error while starting", job_id)
+        else:
+            log.error("job %s: unexpected error while starting", job_id, exc_info=exc)
             self.fail_start(job_id, f"internal error while starting: {exc}")
-        return None
 
     def fail_start(self, job_id: str, reason: str) -> None:
         self.tmux.kill_session(spawn.session_name(job_id))
