@@ -7,6 +7,12 @@
   its own cost is `zen dispatch p50 / python -c pass`. Each dispatch meets an idle supervisor, as
   the raw steps meet an idle machine: the job before it is cancelled and the supervisor has
   written a heartbeat with no live agent since;
+- a burst (issue 21): 100 tasks published at once (each a link into spool/new, written whole
+  beforehand), cmd agents waiting on stdin, max_concurrent_tasks above 100: all reach `working`
+  with one agent.spawned each; publish -> agent.spawned p95 against the raw `git worktree add` +
+  `tmux new-session` (private socket) of one job, and against those raw steps done by hand for
+  all 100 one after another (each one's finish from the start), both measured in the same run.
+  The burst meets an idle supervisor that ran a job before (as in dispatch to running);
 - turn end noticed: a Stop hook fired -> `turn.waiting` recorded (p95 <= 300 ms), and the last
   output of a `cmd` agent -> `turn.waiting` (p95 <= idle_after + 250 ms);
 - with 100 agents alive (idle, waiting on stdin), the last output of a `cmd` agent ->
@@ -98,16 +104,7 @@ def dispatch_to_running(runs: int = 15) -> list[dict]:
                 job = r.stdout.strip()
                 spawned = _ts(_wait_event(home, job, "agent.spawned"))
                 spawn.append(spawned - (home / "spool" / "cur" / f"{job}.yaml").stat().st_mtime)
-                # the raw cost of the same two steps on the same repo, done by hand
-                sock = f"zb-raw-{os.getpid()}"
-                wt = Path(env["BENCH_TMP"]) / f"raw-{i}"
-                t0 = time.perf_counter()
-                subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", f"raw/{i}", str(wt), "main"],
-                               env=env, check=True, capture_output=True)
-                subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", f"raw{i}", "-c",
-                                str(wt), "sleep 30"], env=env, check=True, capture_output=True)
-                raw.append(time.perf_counter() - t0)
-                subprocess.run(["tmux", "-L", sock, "kill-server"], env=env, capture_output=True)
+                raw.append(_raw_spawn(repo, env, i))  # the same two steps on the same repo, by hand
                 zen("cancel", job, env=env, check=False)
                 _wait_idle(home, time.time())
             ratio = p50(spawn) / p50(raw)
@@ -116,6 +113,95 @@ def dispatch_to_running(runs: int = 15) -> list[dict]:
                         "running: the supervisor's wake-up, preflight, worktree, handoff, tmux)")]
         finally:
             _stop(env, home)
+
+
+BURST_N = 100
+
+
+def _raw_spawn(repo: Path, env: dict[str, str], i: int) -> float:
+    """One job's raw steps by hand: `git worktree add` + `tmux new-session` on a private socket
+    (a fresh server each time, as the supervisor's first job meets it)."""
+    sock = f"zb-raw-{os.getpid()}-{i}"
+    wt = Path(env["BENCH_TMP"]) / f"raw-{i}"
+    t0 = time.perf_counter()
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", f"raw/{i}", str(wt), "main"],
+                   env=env, check=True, capture_output=True)
+    subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", f"raw{i}", "-c", str(wt),
+                    "sleep 30"], env=env, check=True, capture_output=True)
+    took = time.perf_counter() - t0
+    subprocess.run(["tmux", "-L", sock, "kill-server"], env=env, capture_output=True)
+    return took
+
+
+def _burst_files(home: Path, n: int) -> list[tuple[str, Path]]:
+    """`n` task files of cmd agents that wait on stdin, written whole to spool/tmp beforehand, so
+    that publishing them (a link each into spool/new) is the burst itself."""
+    from zen.core.ids import iso, make_job_id, utcnow
+    from zen.core.model import Task
+    from zen.store.atomic import write_temp
+    from zen.store.home import Home
+    from zen.store.jobs import dump_task
+
+    out = []
+    for i in range(n):
+        job = make_job_id(f"burst-{i}")
+        task = Task(id=job, name=f"burst-{i}", prompt=f"burst {i}", lane="app", agent="cmd",
+                    command=["sh", "-c", "read x"], created_at=iso(utcnow()))
+        out.append((job, write_temp(Home(home).spool_tmp, dump_task(task).encode(), prefix=f"{job}.")))
+    return out
+
+
+def burst(n: int = BURST_N, raw_runs: int = 10) -> list[dict]:
+    """`n` tasks published at once (issue 21): every one reaches `working` with one agent.spawned,
+    and each one's publish -> agent.spawned, against the raw steps of one job (measured first, on
+    the same repo) and against the same steps done by hand for all `n` one after another."""
+    with bench_env() as env:
+        home, repo, env = _setup(env, max_concurrent=n + 1)
+        try:
+            raw = [_raw_spawn(repo, env, i) for i in range(raw_runs)]
+            # the burst meets an idle supervisor that has run a job (its preflight, reused for
+            # 30 s, and its tmux server are warm), as each dispatch of dispatch_to_running does
+            warm = zen("dispatch", "warm up", "--cmd", "sleep 30", env=env).stdout.strip()
+            _wait_event(home, warm, "agent.spawned")
+            zen("cancel", warm, env=env, check=False)
+            _wait_idle(home, time.time())
+            files = _burst_files(home, n)
+            published: dict[str, float] = {}
+            new = home / "spool" / "new"
+            for job, tmp in files:
+                os.link(tmp, new / f"{job}.yaml")
+                published[job] = time.time()
+                os.unlink(tmp)
+            lat = {job: _ts(_wait_event(home, job, "agent.spawned", timeout=60 + n)) - t
+                   for job, t in published.items()}
+            spawns = {job: sum(1 for e in _events(home, job) if e["type"] == "agent.spawned") for job in published}
+            working = sum(1 for job in published if _reached_working(home, job))
+            # the same raw steps for all n by hand, one after another: each one's finish from the start
+            by_hand, t0 = [], time.perf_counter()
+            for i in range(n):
+                _raw_spawn(repo, env, raw_runs + i)
+                by_hand.append(time.perf_counter() - t0)
+        finally:
+            _stop(env, home)
+    one, zp95 = p50(raw), p95(list(lat.values()))
+    return [
+        row(f"{n} at once: all working, one agent.spawned each", working, "jobs", f"= {n}",
+            working == n and set(spawns.values()) == {1}, f"agent.spawned per job: {sorted(set(spawns.values()))}"),
+        row(f"{n} at once: publish -> agent.spawned p95 / raw worktree+tmux of one job", zp95 / one, "x", "<= 2",
+            zp95 / one <= 2, f"p95 {zp95 * 1000:.0f} ms, p50 {p50(list(lat.values())) * 1000:.0f} ms; raw one job "
+            f"{one * 1000:.0f} ms (p50 of {raw_runs})"),
+        row(f"{n} at once: p95 / the same {n} raw steps by hand, one after another", zp95 / p95(by_hand), "x",
+            "<= 1", zp95 / p95(by_hand) <= 1, f"by hand p95 {p95(by_hand) * 1000:.0f} ms"),
+    ]
+
+
+def _reached_working(home: Path, job: str) -> bool:
+    from zen.store.home import Home
+    from zen.store.jobs import JobStore
+
+    kinds = {e["type"] for e in _events(home, job)}
+    state = JobStore(Home(home)).snapshot(job, write=False).state.value
+    return "agent.spawned" in kinds and not kinds & {"job.failed", "retry.scheduled"} and state in ("working", "waiting")
 
 
 def turn_end(runs: int = 8) -> list[dict]:
@@ -270,13 +356,13 @@ def scale() -> list[dict]:
 
 
 def run() -> list[dict]:
-    return [*dispatch_to_running(), *turn_end(), *turn_end_crowded(), *scale()]
+    return [*dispatch_to_running(), *burst(), *turn_end(), *turn_end_crowded(), *scale()]
 
 
 if __name__ == "__main__":
     from bench.run import print_rows
 
-    which = sys.argv[1:] or ["dispatch_to_running", "turn_end", "turn_end_crowded", "scale"]
+    which = sys.argv[1:] or ["dispatch_to_running", "burst", "turn_end", "turn_end_crowded", "scale"]
     rows = []
     for name in which:
         rows += globals()[name]()
