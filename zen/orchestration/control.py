@@ -4,15 +4,22 @@ Used by the CLI and the supervisor alike (and by the kill switch: `stop_job`). E
 with or without a supervisor running: it acts through the job record and tmux directly, and
 every "record once" step (the agent's exit, the harvest after it) is decided under a lock, so
 the supervisor and a command racing on the same job never record the same thing twice.
+
+The control actions on one job (send, finish, cancel, harvest, the kill switch's stop, and the
+supervisor's settling of an ended agent) are serialised by the job's control lock (`serialised`):
+each checks the job's state and acts under it, so the timeline always reads as a valid path of
+the state machine (never input.sent after job.cancelled), and each leaves state.json up to date.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import signal
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,7 +43,7 @@ from zen.orchestration.query import pending_tasks, resolve_job
 from zen.orchestration.remote import turns
 from zen.store import events as ev_store
 from zen.store import spool
-from zen.store.atomic import flocked
+from zen.store.atomic import flocked, lock_within
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
@@ -44,6 +51,35 @@ from zen.store.jobs import JobStore, load_task_text
 log = logging.getLogger(__name__)
 
 Events = list[dict[str, Any]]
+
+
+# -- one control action at a time --------------------------------------------------------------
+
+CONTROL_WAIT_S = 30.0   # how long a command waits for another's action on the same job
+
+
+class JobBusy(ZenError):
+    """Another process held the job's control lock for all of CONTROL_WAIT_S."""
+
+
+@contextlib.contextmanager
+def serialised(home: Home, job_id: str, wait_s: float = CONTROL_WAIT_S, *, required: bool = True) -> Iterator[None]:
+    """Hold the job's control lock (jobs/<id>/.control.lock) for one control action. Held by
+    another for all of `wait_s`: JobBusy, or (`required=False`, the supervisor, whose loop must
+    not stall) a warning and the action all the same."""
+    try:
+        fd: int | None = lock_within(home.job(job_id).control_lock, wait_s)
+    except TimeoutError:
+        if required:
+            raise JobBusy(f"job {job_id} is busy: another zen command has been acting on it for "
+                          f"{wait_s:.0f}s; try again when it is done") from None
+        log.warning("job %s: a command has held it for over %.0fs; acting all the same", job_id, wait_s)
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 # -- recording once -------------------------------------------------------------------------
@@ -240,8 +276,15 @@ class Cleaned:
 
 
 def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:
-    ctx, snap = _job(home, ref)
-    job_id = ctx.job_id
+    ctx, _ = _job(home, ref)
+    with serialised(home, ctx.job_id):
+        sent = _send(ctx, ctx.snapshot(), text, force)
+        ctx.snapshot()
+        return sent
+
+
+def _send(ctx: JobContext, snap: JobSnapshot, text: str, force: bool) -> Sent:
+    home, job_id = ctx.home, ctx.job_id
     if not snap.state.live:
         raise ZenError(f"job {job_id} is {snap.state.value}, so there is no agent to type into")
     if snap.state is not JobStatus.waiting and not force:
@@ -298,8 +341,13 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
 
 
 def finish(home: Home, ref: str) -> Stopped:
-    ctx, snap = _job(home, ref)
-    job_id = ctx.job_id
+    ctx, _ = _job(home, ref)
+    with serialised(home, ctx.job_id):
+        return _finish(ctx, ctx.snapshot())
+
+
+def _finish(ctx: JobContext, snap: JobSnapshot) -> Stopped:
+    home, job_id = ctx.home, ctx.job_id
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     if snap.state is JobStatus.queued:
@@ -329,28 +377,36 @@ def _claim_pending(home: Home, ref: str) -> bool:
 
 def cancel(home: Home, ref: str, reason: str | None = None) -> Stopped:
     try:
-        ctx, snap = _job(home, ref)
+        ctx, _ = _job(home, ref)
     except NotFound:
         if not _claim_pending(home, ref):
             raise
-        ctx, snap = _job(home, ref)
-    job_id = ctx.job_id
+        ctx, _ = _job(home, ref)
+    with serialised(home, ctx.job_id):
+        return _cancel(ctx, ctx.snapshot(), reason)
+
+
+def _cancel(ctx: JobContext, snap: JobSnapshot, reason: str | None) -> Stopped:
+    home, job_id = ctx.home, ctx.job_id
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
     ctx.append(E.JOB_CANCELLED, actor=Actor.HUMAN, reason=reason or "cancelled by a human")
     if snap.state is JobStatus.queued and not snap.tmux_session:
         release_ended(home, job_id, "job cancelled")
+        ctx.snapshot()
         return Stopped(job_id, JobStatus.cancelled.value, started=False)
     return stop_job(home, job_id, grace_s=_grace(ctx.config), actor=Actor.HUMAN, reason="cancel", ctx=ctx)
 
 
 def harvest_now(home: Home, ref: str) -> Harvest:
-    ctx, snap = _job(home, ref)
-    if not snap.worktree:
-        raise ZenError(f"job {ctx.job_id} has no worktree yet (it is {snap.state.value}), "
-                       "so there is nothing to harvest")
-    return harvest(ctx, make_branch=make_branch(home, snap.domain))
+    ctx, _ = _job(home, ref)
+    with serialised(home, ctx.job_id):
+        snap = ctx.snapshot()
+        if not snap.worktree:
+            raise ZenError(f"job {ctx.job_id} has no worktree yet (it is {snap.state.value}), "
+                           "so there is nothing to harvest")
+        return harvest(ctx, make_branch=make_branch(home, snap.domain))
 
 
 def _cleanable(snap: JobSnapshot, tmux: Tmux) -> str | None:
@@ -442,6 +498,16 @@ def attach_argv(home: Home, ref: str) -> list[str]:
     return tmux.attach_argv(snap.tmux_session)
 
 
+def _stop_serialised(home: Home, job_id: str, reason: str) -> Stopped:
+    """The kill switch's stop of one job, after whatever action holds it; a job whose action
+    outlasts the wait is stopped all the same (its exit and harvest are recorded once anyway)."""
+    try:
+        with serialised(home, job_id):
+            return stop_job(home, job_id, actor=Actor.HUMAN, reason=reason)
+    except JobBusy:
+        return stop_job(home, job_id, actor=Actor.HUMAN, reason=reason)
+
+
 def stop_all(home: Home, reason: str) -> list[str]:
     """Stop every live agent (TERM, grace, KILL) and harvest it; all at once, not one grace
     period after another. Returns the job ids stopped."""
@@ -450,5 +516,5 @@ def stop_all(home: Home, reason: str) -> list[str]:
     if not live:
         return []
     with ThreadPoolExecutor(max_workers=min(16, len(live))) as pool:
-        list(pool.map(lambda j: stop_job(home, j, actor=Actor.HUMAN, reason=reason), live))
+        list(pool.map(lambda j: _stop_serialised(home, j, reason), live))
     return live

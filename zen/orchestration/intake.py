@@ -29,7 +29,7 @@ from zen.store.config import Config
 from zen.store.faults import crash_point
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
-from zen.store.layout import EVENTS, EVENTS_LOCK, TASK
+from zen.store.layout import CONTROL_LOCK, EVENTS, EVENTS_LOCK, TASK
 
 # room a task file has beside its prompt (limits.max_prompt_size)
 ENTRY_MARGIN = 256 * 1024
@@ -41,7 +41,8 @@ def _began(job_dir: Path) -> bool:
     """Whether a job directory without a timeline holds more than intake leaves before the first
     event (task.yaml, the temp file of its publish cut short by a crash, the events lock): then
     the job ran, or began to."""
-    return any(p.name not in (TASK, EVENTS_LOCK) and not p.name.startswith(f".{TASK}.") for p in job_dir.iterdir())
+    return any(p.name not in (TASK, EVENTS_LOCK, CONTROL_LOCK) and not p.name.startswith(f".{TASK}.")
+               for p in job_dir.iterdir())
 
 
 class Intake:

@@ -75,6 +75,7 @@ from zen.store.layout import EVENTS, EXIT_FILE, PANE_LOG
 log = logging.getLogger(__name__)
 
 HEARTBEAT_EVERY_S = 1.0
+SETTLE_WAIT_S = 10.0         # how long settling a job waits for a command's control action on it
 SWEEP_S = 5.0                # with file events: how often every live job is looked at all the same
 # the files of a job directory whose change is worth a look at the job
 _WAKING = frozenset({EVENTS, PANE_LOG, EXIT_FILE})
@@ -354,9 +355,11 @@ class Supervisor:
         elif action is recovery.Recover.SETTLE:
             log.info("job %s: agent ended while no supervisor watched (exit %s)", job_id,
                      info.exit_code if info else "unknown")
-            control.settle_exit(self._ctx(job_id), self.tmux, info, actor="supervisor")
+            with self._serialised(job_id):
+                control.settle_exit(self._ctx(job_id), self.tmux, info, actor="supervisor")
         elif action is recovery.Recover.HARVEST:
-            control.harvest_after_exit(self._ctx(job_id))
+            with self._serialised(job_id):
+                control.harvest_after_exit(self._ctx(job_id))
         elif action is recovery.Recover.RESUME:
             # worktree.created but no agent.spawned: a spawn cut short; finish it in place
             launched = self.starter.start(job_id, resume=True)
@@ -403,7 +406,17 @@ class Supervisor:
 
     def _settle(self, w: JobWatcher, info: PaneInfo | None) -> None:
         """The agent ended: a failed start is retried while retries are left; anything else is
-        recorded (once) and harvested (once)."""
+        recorded (once) and harvested (once). After any control action a command is taking on
+        the job (a cancel records the same exit and harvest; the supervisor then finds them done)."""
+        with self._serialised(w.job_id):
+            self._settle_now(w, info)
+
+    def _serialised(self, job_id: str) -> contextlib.AbstractContextManager[None]:
+        """The job's control lock, as the commands take it; a command that holds it for longer
+        than SETTLE_WAIT_S does not stall the loop (the exit and harvest are recorded once anyway)."""
+        return control.serialised(self.home, job_id, wait_s=SETTLE_WAIT_S, required=False)
+
+    def _settle_now(self, w: JobWatcher, info: PaneInfo | None) -> None:
         info = control.with_exit_file(self.home, w.job_id, info)
         events = self.store.events(w.job_id)
         why = None if w.cancelled or info is None else core_schedule.early_failure(events, info.exit_code,

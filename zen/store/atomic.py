@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,6 +142,22 @@ def flocked(path: Path, *, exclusive: bool = True, blocking: bool = True) -> Ite
         yield fd
     finally:
         os.close(fd)
+
+
+def lock_within(path: Path, timeout_s: float, poll_s: float = 0.02) -> int:
+    """An exclusive kernel lock on `path`, waited for at most `timeout_s`: the open descriptor
+    that holds it (close it to let go). Raises TimeoutError when someone else held it all along."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise TimeoutError(f"{path} is held by another process") from None
+            time.sleep(poll_s)
 
 
 def is_locked(path: Path) -> bool:

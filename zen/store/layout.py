@@ -107,6 +107,7 @@ METRICS_LOCK = ".metrics.lock"                # one writer of metrics.json at a 
 EVENTS_LOCK = ".lock"                         # serialises appends to events.jsonl
 HARVEST_LOCK = ".harvest.lock"
 AUTOHARVEST_LOCK = ".autoharvest.lock"
+CONTROL_LOCK = ".control.lock"                # one control action (send, finish, cancel, harvest) at a time
 CLAUDE_SETTINGS = "claude-settings.json"      # the hooks Claude Code (and the sim agent) run
 GEMINI_SETTINGS = "gemini-settings.json"      # the hooks Gemini CLI runs
 SIM_SCRIPT = "sim-script.json"                # the steps the simulated agent follows
@@ -195,6 +196,10 @@ class JobPaths:
     @property
     def autoharvest_lock(self) -> Path:
         return self.dir / AUTOHARVEST_LOCK
+
+    @property
+    def control_lock(self) -> Path:
+        return self.dir / CONTROL_LOCK
 
     @property
     def claude_settings(self) -> Path:
