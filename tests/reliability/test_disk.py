@@ -5,12 +5,16 @@ temp file, no torn event line. On a real 2 MiB tmpfs (tests/reliability/conftest
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_line, zen
+from tests.helpers import git, one_line, wait_until, zen
 from tests.reliability.conftest import SmallFs
+from tests.supervisor.conftest import Supervisors
+from tests.supervisor.util import gap_free, snap, types, wait_state
+from zen.adapters.tmux import Tmux
 from zen.store import spool
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
@@ -40,7 +44,7 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
 def leftovers(root: Path) -> list[str]:
     """Temp files a write cut short would leave: `.name.xxxx` beside a file, or anything in spool/tmp."""
     found = [str(p) for p in root.rglob(".*.*") if p.is_file() and not p.name.endswith(".lock")
-             and p.name not in (".guard-cache.json", ".gitignore", ".config-cache.json", ".index.json")]
+             and p.name not in (".guard-cache.json", ".gitignore", ".config-cache.json", ".index.json", ".cursor.json")]
     found += [str(p) for p in (root / "spool" / "tmp").iterdir()]
     return found
 
@@ -157,3 +161,40 @@ def test_a_crash_log_that_cannot_be_written_goes_to_stderr(fs_home: Path, small_
     assert r.returncode == 3, r.stderr
     assert "Traceback" in r.stderr and "no crash log could be written: the details are above" in r.stderr
     assert leftovers(fs_home) == [] and not list((fs_home / "logs").glob("crash-*"))
+
+
+def test_a_harvest_cut_short_by_a_full_disk_completes_once_space_returns(fs_home: Path, small_fs: SmallFs,
+                                                                      git_repo: Path, tmp_path: Path) -> None:
+    """The agent ends while the home's disk is full: its exit or its harvest cannot be recorded.
+    The supervisor keeps running, tries again, and harvests the work once space is back."""
+    gate = tmp_path / "gate"
+    sups = Supervisors(fs_home, tmp_path)
+    try:
+        sups.start()
+        script = f"echo made > made.txt; while [ ! -e {gate} ]; do sleep 0.05; done; exit 0"
+        r = zen("dispatch", "make a file", "--name", "full-disk", "--cmd", f"sh -c '{script}'")
+        assert r.returncode == 0, r.stderr
+        job = r.stdout.strip()
+        wait_state(fs_home, job, "working", "waiting")
+        made = fs_home / "worktrees" / job / "made.txt"
+        wait_until(lambda: made.exists() and made.read_text() == "made\n", timeout=10, message="the agent's file")
+        small_fs.fill()
+        gate.touch()
+        tmux = Tmux.for_home(Home(fs_home))
+        wait_until(lambda: (p := tmux.pane(f"zen-{job}")) is None or p.dead, timeout=10, message="the agent to end")
+        # the supervisor tries to record the end and the harvest now, and cannot
+        wait_until(lambda: "harvest.failed" in types(fs_home, job) or "agent.exited" not in types(fs_home, job),
+                   timeout=10)
+        time.sleep(1.5)  # a few of its tries, on a full disk
+        assert snap(fs_home, job).state.value != "harvested"
+        assert sups.procs[0].poll() is None, "the supervisor died of the full disk"
+        small_fs.free()
+        s = wait_state(fs_home, job, "harvested", timeout=60)
+        assert s.exit_code == 0
+        assert git(git_repo, "show", f"zen/review/{job}:made.txt") == "made"
+        kinds = types(fs_home, job)
+        assert kinds.count("agent.exited") == 1 and kinds.count("harvest.done") == 1, kinds
+        assert gap_free(fs_home, job)
+        assert leftovers(fs_home) == []
+    finally:
+        sups.close()

@@ -205,7 +205,8 @@ def has_unharvested_work(worktree: Path, review_branch: str | None, base_commit:
             if head is None:
                 return True
             snap_tree = _snapshot_tree(repo)
-            target = _rev(repo, f"refs/heads/{review_branch}") if review_branch else None
+            full = review_branch if review_branch and review_branch.startswith("refs/") else f"refs/heads/{review_branch}"
+            target = _rev(repo, full) if review_branch else None
             if target is None:
                 if base_commit is None:
                     return True
@@ -213,6 +214,12 @@ def has_unharvested_work(worktree: Path, review_branch: str | None, base_commit:
             return not _is_ancestor(repo, head, target) or snap_tree != _tree_of(repo, target)
     except NotARepository:  # a worktree git no longer knows: whatever is in it may be work
         return True
+
+
+def keep_ref(repo_path: Path, ref: str, commit: str, message: str) -> None:
+    """Point `ref` (a full ref name, not a branch) at `commit`, so git keeps it."""
+    with _open(repo_path) as repo:
+        _call(repo, "update-ref", "-m", message, ref, commit, what=f"keep {commit[:12]} at {ref}")
 
 
 def remove_worktree(repo_path: Path, path: Path, review_branch: str | None = None,

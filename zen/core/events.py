@@ -307,7 +307,8 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
           req("branch", STR, NONE), req("commit", STR), req("files", INT), req("insertions", INT),
           req("deletions", INT), opt("clean_merge", BOOL, NONE), opt("head", STR, NONE),
           opt("base_commit", STR), opt("snapshot", BOOL), opt("observe", BOOL)),
-    _spec(E.HARVEST_FAILED, "the harvest could not be done", req("reason", STR)),
+    _spec(E.HARVEST_FAILED, "the harvest could not be done (retry: the disk was full or failing, so the "
+          "supervisor tries again)", req("reason", STR), opt("retry", BOOL)),
     _spec(E.WORKTREE_REMOVED, "zen clean removed the job's worktree", req("path", STR)),
     _spec(E.REVIEW_ACCEPTED, "a human accepted the work (evidence for the domain)", *_VERDICT),
     _spec(E.REVIEW_REJECTED, "a human corrected the work (evidence for the domain)", *_VERDICT),

@@ -38,7 +38,7 @@ from zen.core.refs import resolve
 from zen.errors import NotFound, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
-from zen.orchestration.harvest import Harvest, harvest
+from zen.orchestration.harvest import Harvest, disk_trouble, harvest, harvest_pending
 from zen.orchestration.query import pending_tasks, resolve_job
 from zen.orchestration.remote import turns
 from zen.store import events as ev_store
@@ -124,8 +124,7 @@ def harvest_after_exit(ctx: JobContext) -> Harvest | None:
     """Harvest once after the agent's exit (the supervisor and a command may both try)."""
     with flocked(ctx.paths.autoharvest_lock):
         events = ctx.events()
-        last_exit = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_EXITED), default=-1)
-        if any(e.get("type") in (E.HARVEST_DONE, E.HARVEST_FAILED) for e in events[last_exit + 1:]):
+        if not harvest_pending(events):
             return None
         snap = ctx.snapshot()
         if not snap.worktree:
@@ -134,7 +133,25 @@ def harvest_after_exit(ctx: JobContext) -> Harvest | None:
             return harvest(ctx, make_branch=make_branch(ctx.home, snap.domain), events=events)
         except ZenError as exc:  # harvest recorded harvest.failed itself
             log.warning("harvest of %s failed: %s", ctx.job_id, exc)
+            if disk_trouble(exc):
+                raise  # not done: the supervisor tries again
+            if not Path(snap.worktree).is_dir():
+                _worktree_gone(ctx, snap)
             return None
+
+
+def _worktree_gone(ctx: JobContext, snap: JobSnapshot) -> None:
+    """The worktree was deleted under the agent: nothing is left to harvest, so the job fails,
+    saying what survives (the agent's branch with its commits, the terminal log)."""
+    branch = snap.branch or f"zen/{ctx.job_id}"
+    try:
+        tip = g.rev(ctx.lane.repo, f"refs/heads/{branch}")
+    except ZenError:
+        tip = None
+    kept = f"the branch {branch} at {tip[:12]} (the agent's commits)" if tip else "no branch"
+    ctx.append(E.JOB_FAILED, reason=f"its worktree {snap.worktree} was deleted before its work was harvested; "
+                                    f"kept: {kept} and the terminal log {ctx.paths.pane_log}")
+    ctx.snapshot()
 
 
 # -- the pane ----------------------------------------------------------------------------------
@@ -409,12 +426,20 @@ def harvest_now(home: Home, ref: str) -> Harvest:
         return harvest(ctx, make_branch=make_branch(home, snap.domain))
 
 
+OBSERVED_PREFIX = "refs/zen/observed/"
+
+
+def _observed(snap: JobSnapshot) -> bool:
+    """Harvested at autonomy level observe: a report, its work at a commit with no review branch."""
+    return snap.state is JobStatus.harvested and not snap.review_branch and bool(snap.harvest_commit)
+
+
 def _cleanable(snap: JobSnapshot, tmux: Tmux) -> str | None:
     """Why the job's worktree must stay, or None when it may go."""
     job_id = snap.job
     if snap.state.live or snap.state is JobStatus.queued:
         return f"job {job_id} is {snap.state.value}; finish or cancel it first"
-    if not snap.review_branch:
+    if not snap.review_branch and not _observed(snap):
         return f"job {job_id} is not harvested yet (zen harvest {job_id} first)"
     if snap.tmux_session:
         info = tmux.pane(snap.tmux_session)
@@ -443,21 +468,25 @@ def clean(home: Home, ref: str | None = None, *, harvested: bool = False) -> lis
             if ref is not None:
                 raise ZenError(why)
             continue
-        assert wt is not None and snap.review_branch is not None
+        assert wt is not None
         if snap.tmux_session:
             tmux.kill_session(snap.tmux_session)
         try:
             repo = JobContext.load(home, job_id, config=cfg, store=store).lane.repo
         except ZenError:
             repo = wt
+        kept = snap.review_branch
         try:
-            g.remove_worktree(repo, wt, snap.review_branch, snap.base_commit)
+            if kept is None:  # observe: no review branch; the harvested work is kept under a ref
+                kept = f"{OBSERVED_PREFIX}{job_id}"
+                g.keep_ref(wt, kept, str(snap.harvest_commit), f"zen clean {job_id}: observed work kept")
+            g.remove_worktree(repo, wt, kept, snap.base_commit)
         except ZenError:
             if ref is not None:
                 raise
             continue
         store.append(job_id, E.WORKTREE_REMOVED, actor=Actor.HUMAN, path=str(wt))
-        done.append(Cleaned(job_id, str(wt), snap.review_branch))
+        done.append(Cleaned(job_id, str(wt), kept))
     return done
 
 

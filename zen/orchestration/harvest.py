@@ -9,6 +9,7 @@ files stay exactly as they were. A running agent can be harvested without stoppi
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from zen.adapters import git as g
 from zen.coord.review import Predicted, at_harvest, review_lines
 from zen.core.events import Actor
 from zen.core.events import EventType as E
-from zen.errors import GitError, ZenError
+from zen.errors import GitError, ZenError, disk_error
 from zen.orchestration.context import JobContext
 from zen.orchestration.lanes import LaneGone
 from zen.store.atomic import atomic_write, flocked
@@ -25,6 +26,22 @@ from zen.store.atomic import atomic_write, flocked
 log = logging.getLogger(__name__)
 
 REVIEW_PREFIX = "zen/review/"
+# what git prints for a disk that is full, failing or read-only (it gives no errno)
+_DISK_TEXT = ("no space left on device", "disk quota exceeded", "input/output error", "read-only file system")
+
+
+def disk_trouble(exc: BaseException) -> bool:
+    """Whether a harvest failed for its disk (full, failing, read-only): worth trying again once
+    the disk is back, unlike a worktree that is gone or a base that does not resolve."""
+    return disk_error(exc) is not None or any(t in str(exc).lower() for t in _DISK_TEXT)
+
+
+def harvest_pending(events: Sequence[dict[str, Any]]) -> bool:
+    """No harvest finished after the agent's last exit: neither harvest.done nor a harvest.failed
+    that trying again cannot cure (one the disk caused says retry)."""
+    last_exit = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_EXITED), default=-1)
+    return not any(e.get("type") == E.HARVEST_DONE or (e.get("type") == E.HARVEST_FAILED and not e.get("retry"))
+                   for e in events[last_exit + 1:])
 
 
 def review_branch(job_id: str) -> str:
@@ -84,8 +101,12 @@ def harvest(ctx: JobContext, *, make_branch: bool = True,
     with flocked(ctx.paths.harvest_lock):  # the supervisor and `zen harvest` may race
         try:
             result = _harvest(ctx, make_branch, ctx.events() if events is None else events)
-        except ZenError as exc:
-            ctx.append(E.HARVEST_FAILED, actor=Actor.HARVEST, reason=str(exc))
+        except (ZenError, OSError) as exc:
+            # a full disk may refuse this record too: the OSError then says so to the caller,
+            # and the supervisor tries the harvest again all the same
+            retry = disk_trouble(exc)
+            ctx.append(E.HARVEST_FAILED, actor=Actor.HARVEST, reason=disk_error(exc) or str(exc),
+                       **({"retry": True} if retry else {}))
             raise
         ctx.append(E.HARVEST_DONE, actor=Actor.HARVEST, branch=result.branch, commit=result.commit,
                    files=result.files, insertions=result.insertions, deletions=result.deletions,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -48,7 +49,7 @@ from zen.core import schedule as core_schedule
 from zen.core.clock import SYSTEM, Clock
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
-from zen.core.model import CONTROL_VERSION, JobSnapshot
+from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.core.turns import WAITING
 from zen.errors import ZenError
 from zen.guard.server import Resident
@@ -57,6 +58,7 @@ from zen.observe import snapshot as metrics
 from zen.observe.limits import Limits
 from zen.orchestration import control, spawn
 from zen.orchestration.context import JobContext
+from zen.orchestration.harvest import harvest_pending
 from zen.orchestration.intake import Intake
 from zen.orchestration.notify import Notifier
 from zen.orchestration.remote.runner import RemoteTurns
@@ -76,6 +78,8 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_EVERY_S = 1.0
 SETTLE_WAIT_S = 10.0         # how long settling a job waits for a command's control action on it
+RETRY_FIRST_S = 1.0          # an end that could not be recorded in full (a full disk) is tried again
+RETRY_CAP_S = 30.0           # ... doubling the wait up to this
 SWEEP_S = 5.0                # with file events: how often every live job is looked at all the same
 # the files of a job directory whose change is worth a look at the job
 _WAKING = frozenset({EVENTS, PANE_LOG, EXIT_FILE})
@@ -135,6 +139,9 @@ class Supervisor:
         self.starter = Starter(home, self.store, self.tmux, clock, config=self.config, spawner=spawner,
                                ended=self.coord.job_ended, remote=self.remote)
         self.tracked: dict[str, JobWatcher] = {}
+        # ended jobs whose exit or harvest could not be recorded (a full or failing disk): the
+        # action to try again, when, and the wait before the try after it
+        self.unsettled: dict[str, tuple[Callable[[], object], float, float]] = {}
         self.stopping = False
         self.watch = SpoolWatch(home.spool_new)
         # output and timeline appends of the live jobs (run() starts it; loop_once alone, as the
@@ -232,6 +239,7 @@ class Supervisor:
         if not self.stopping:
             self.starter.queued.update(self.intake.claim_new())
         self.step_all()
+        self._retry_unsettled()
         if not self.stopping:
             running = len(self.tracked) + self.remote.count()
             for started in self.starter.start_due(running=running, stopping=lambda: self.stopping):
@@ -252,6 +260,8 @@ class Supervisor:
                     wait = min(wait, due + 0.005)
             return max(0.005, wait)
         wait = HEARTBEAT_EVERY_S
+        for _, due, _ in self.unsettled.values():
+            wait = min(wait, due - now + 0.005)
         if self.tracked:
             wait = min(wait, self._sweep_at - now)
         if self.queued:
@@ -355,11 +365,9 @@ class Supervisor:
         elif action is recovery.Recover.SETTLE:
             log.info("job %s: agent ended while no supervisor watched (exit %s)", job_id,
                      info.exit_code if info else "unknown")
-            with self._serialised(job_id):
-                control.settle_exit(self._ctx(job_id), self.tmux, info, actor="supervisor")
+            self._finish_end(job_id, lambda: self._settled_exit(job_id, info))
         elif action is recovery.Recover.HARVEST:
-            with self._serialised(job_id):
-                control.harvest_after_exit(self._ctx(job_id))
+            self._finish_end(job_id, lambda: self._harvested(job_id))
         elif action is recovery.Recover.RESUME:
             # worktree.created but no agent.spawned: a spawn cut short; finish it in place
             launched = self.starter.start(job_id, resume=True)
@@ -416,6 +424,48 @@ class Supervisor:
         than SETTLE_WAIT_S does not stall the loop (the exit and harvest are recorded once anyway)."""
         return control.serialised(self.home, job_id, wait_s=SETTLE_WAIT_S, required=False)
 
+    def _settled_exit(self, job_id: str, info: PaneInfo | None) -> None:
+        with self._serialised(job_id):
+            control.settle_exit(self._ctx(job_id), self.tmux, info, actor="supervisor")
+
+    def _harvested(self, job_id: str) -> None:
+        with self._serialised(job_id):
+            control.harvest_after_exit(self._ctx(job_id))
+
+    def _finish_end(self, job_id: str, action: Callable[[], object], delay: float = RETRY_FIRST_S) -> None:
+        """Record an ended agent's exit and harvest (`action`); what a full or failing disk kept
+        from being recorded is tried again later (issue 15: the harvest completes once space is
+        back), with a doubling wait."""
+        try:
+            action()
+            self.store.snapshot(job_id)
+            self._metrics(job_id)
+        except Exception as exc:
+            log.warning("job %s: its end is not recorded in full (%s); trying again in %.0fs", job_id, exc, delay)
+        if self._unfinished(job_id):
+            self.unsettled[job_id] = (action, self.clock.monotonic() + delay, min(delay * 2, RETRY_CAP_S))
+        else:
+            self.unsettled.pop(job_id, None)
+
+    def _unfinished(self, job_id: str) -> bool:
+        """The agent ended but its exit, or the harvest after it, is not on record yet."""
+        try:
+            events = self.store.events(job_id)
+            snap = self.store.snapshot(job_id)
+        except Exception:
+            return True
+        if snap.state is JobStatus.queued:  # a retry of a failed start is scheduled
+            return False
+        if not control.exit_recorded(events):
+            return True
+        return bool(snap.worktree) and os.path.isdir(str(snap.worktree)) and harvest_pending(events)
+
+    def _retry_unsettled(self) -> None:
+        now = self.clock.monotonic()
+        for job_id, (action, due, delay) in list(self.unsettled.items()):
+            if due <= now and not self.stopping:
+                self._finish_end(job_id, action, delay)
+
     def _settle_now(self, w: JobWatcher, info: PaneInfo | None) -> None:
         info = control.with_exit_file(self.home, w.job_id, info)
         events = self.store.events(w.job_id)
@@ -457,9 +507,7 @@ class Supervisor:
                 if ended is not None:
                     self.tracked.pop(job_id, None)
                     self.coord.scanner.forget(job_id)
-                    self._settle(watcher, ended.info)
-                    self.store.snapshot(job_id)
-                    self._metrics(job_id)
+                    self._finish_end(job_id, functools.partial(self._settle, watcher, ended.info))
             except Exception:
                 log.exception("job %s: error while stepping", job_id)
 
