@@ -45,6 +45,24 @@ def test_adding_again_after_a_restart_keeps_the_worktree(repo: Path, tmp_path: P
     assert (wt / "work.txt").read_text() == "the agent's\n"
 
 
+def test_a_branch_left_without_its_worktree_gets_it_if_it_holds_nothing(repo: Path, tmp_path: Path) -> None:
+    """A start cut short between git making the branch and its worktree (found by the kill -9
+    loop of issue 15): the next start makes the worktree on that branch; a branch with commits
+    of its own is never taken over."""
+    base = git(repo, "rev-parse", "main")
+    git(repo, "branch", "zen/cut", base)
+    assert zgit.add_worktree(repo, tmp_path / "cut", "zen/cut", "main") == base
+    assert git(tmp_path / "cut", "symbolic-ref", "HEAD") == "refs/heads/zen/cut"
+    git(repo, "branch", "zen/owned", base)
+    (repo / "own.txt").write_text("own\n")
+    git(repo, "add", "own.txt")
+    git(repo, "commit", "-qm", "own work")
+    git(repo, "branch", "-f", "zen/owned", "HEAD")
+    git(repo, "reset", "-q", "--hard", base)
+    with pytest.raises(GitError, match="branch zen/owned already exists"):
+        zgit.add_worktree(repo, tmp_path / "owned", "zen/owned", "main")
+
+
 def test_what_is_in_the_way_of_a_worktree_is_a_sentence(repo: Path, tmp_path: Path) -> None:
     zgit.add_worktree(repo, tmp_path / "wt", "zen/j1", "main")
     with pytest.raises(GitError, match="does not resolve to a commit"):

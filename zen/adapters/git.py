@@ -158,11 +158,18 @@ def add_worktree(repo_path: Path, path: Path, branch: str, base: str) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         status, _ = _call(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit, check=False)
         if status != 0:
-            if _rev(repo, f"refs/heads/{branch}") is not None:
+            tip = _rev(repo, f"refs/heads/{branch}")
+            if tip is None:
+                _out(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit,
+                     what=f"create the worktree {path}")  # again, for git's own reason
+            elif tip == base_commit and not path.exists() and f"refs/heads/{branch}" not in _worktrees(repo).values():
+                # the branch was made and its worktree not (git failed between the two, or a
+                # crash came there): it holds nothing and no worktree has it, so it gets this one
+                _call(repo, "worktree", "prune", check=False)
+                _out(repo, "worktree", "add", "--quiet", str(path), branch, what=f"create the worktree {path}")
+            else:
                 raise GitError(f"branch {branch} already exists in {repo_path}; "
                                "a worktree for it cannot be created again")
-            _out(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit,
-                 what=f"create the worktree {path}")  # again, for git's own reason
     for name in ZEN_PATHS:
         make_private_dir(path, name)
     return base_commit
