@@ -328,3 +328,20 @@ def test_a_permission_notification_shows_waiting_for_approval(zh: Path, tmp_path
     assert ev["actor"] == "hook" and ev["hook"] == "Notification"
     assert zen("cancel", job).returncode == 0
     wait_state(zh, job, "cancelled")
+
+
+def test_a_zen_package_in_the_repository_is_never_what_runs(zh: Path, lane: Path, tmp_path: Path, sup) -> None:
+    # a repository with a top-level zen/ (zen's own, or one an agent wrote): the sim agent and
+    # its hooks start in the worktree, and must still run the installed zen, not this one
+    marker = tmp_path / "the-worktree-copy-ran"
+    fake = lane / "zen" / "agents"
+    fake.mkdir(parents=True)
+    (lane / "zen" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (fake / "__init__.py").write_text("")
+    (fake / "simagent.py").write_text("raise SystemExit(3)\n")
+    git(lane, "add", "zen")
+    git(lane, "commit", "-q", "-m", "a zen package of its own")
+    job = dispatch_sim(zh, tmp_path, "sim-shadow", [{"write": {"path": "out.txt", "content": "done\n"}}, {"exit": 0}])
+    s = wait_state(zh, job, "harvested")
+    assert s.exit_code == 0 and review_show(lane, job, "out.txt") == "done"
+    assert not marker.exists()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 from zen.agents.base import LaunchContext
@@ -60,6 +62,16 @@ def settings_env(settings: dict[str, Any]) -> dict[str, str]:
 def model_args(ctx: LaunchContext, flag: str = "--model") -> list[str]:
     """The task's `model` (task field, or `config.model` over the API) as the agent's flag."""
     return [flag, ctx.task.model] if ctx.task.model else []
+
+
+def zen_argv() -> list[str]:
+    """How an agent's hooks call this very zen: the console script next to this interpreter, or
+    the interpreter with -P, so a `zen/` folder in the agent's worktree (zen's own repository, or
+    one an agent writes) is never what runs."""
+    script = Path(sys.executable).parent / "zen"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-P", "-m", "zen"]
 
 
 def zen_command(ctx: LaunchContext, *args: str) -> str:

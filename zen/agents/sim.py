@@ -27,7 +27,7 @@ class SimAdapter:
         settings, script = paths.claude_settings, paths.sim_script
         steps = ctx.task.script if ctx.task.script is not None else default_script(ctx.task.prompt)
         # the interpreter running zen has zen importable; `-m` keeps the path free of guesses
-        argv = [sys.executable, "-m", "zen.agents.simagent", "--settings", str(settings),
+        argv = [sys.executable, "-P", "-m", "zen.agents.simagent", "--settings", str(settings),
                 "--script", str(script), "--session-id", session_uuid(ctx.job_id)]
         return LaunchSpec(
             argv=argv,

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import typer
 
+from zen.agents.common import zen_argv
 from zen.agents.settings import settings_text
 from zen.cli import common, render
 from zen.coord.guardcheck import check_writes
@@ -24,11 +24,6 @@ from zen.guard.hook import main as hook_main
 from zen.guard.server import main as serve_main
 
 guard = typer.Typer(help="The guardian: check commands and file edits against the policy.", no_args_is_help=True)
-
-
-def zen_argv() -> list[str]:
-    script = Path(sys.executable).parent / "zen"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "zen"]
 
 
 def _call(command: list[str] | None, cwd: str | None, tool: str | None, file: str | None,

@@ -11,9 +11,9 @@ import time
 
 import typer
 
+from zen.agents.common import zen_argv
 from zen.cli import common, render
 from zen.errors import ZenError
-from zen.orchestration.spawn import zen_argv
 from zen.orchestration.status import supervisor_pid
 from zen.orchestration.supervisor import run_supervisor
 from zen.store.home import Home

@@ -423,7 +423,7 @@ class Resident:
 
     def __init__(self, home: str, argv: list[str] | None = None) -> None:
         self.home = home
-        self.argv = argv or [sys.executable, "-m", "zen", "guard", "serve", "--home", home,
+        self.argv = argv or [sys.executable, "-P", "-m", "zen", "guard", "serve", "--home", home,
                              "--parent", str(os.getpid())]
         self.proc: subprocess.Popen[bytes] | None = None
         self._started = -self.RESTART_S

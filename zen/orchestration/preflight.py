@@ -9,13 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zen.adapters import git_probe
+from zen.agents.common import zen_argv
 from zen.agents.unguarded import lane_check
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
@@ -201,8 +201,7 @@ def for_spawn(home: Home, lane: str | None, settings: dict[str, Any]) -> Report:
 
 
 def default_hook_argv() -> list[str]:
-    script = Path(sys.executable).parent / "zen"
-    return [str(script), "guard", "hook"] if script.exists() else [sys.executable, "-m", "zen", "guard", "hook"]
+    return [*zen_argv(), "guard", "hook"]
 
 
 def _guardian_selftest(home: Home, report: Report, hook_argv: list[str] | None, settings_file: Path | None) -> None:

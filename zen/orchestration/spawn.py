@@ -16,7 +16,6 @@ import logging
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from zen.adapters import git as g
 from zen.adapters.tmux import PaneInfo, Tmux
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
-from zen.agents.common import inline, settings_env
+from zen.agents.common import inline, settings_env, zen_argv
 from zen.agents.settings import hook_settings
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
@@ -73,15 +72,6 @@ def session_name(job_id: str) -> str:
 
 def branch_name(job_id: str) -> str:
     return f"zen/{job_id}"
-
-
-def zen_argv() -> list[str]:
-    """How an agent's hooks call this very zen: the console script next to this interpreter."""
-    script = Path(sys.executable).parent / "zen"
-    if script.exists():
-        return [str(script)]
-    # -P: the cwd (a worktree, or a folder holding a home named zen) never shadows the package
-    return [sys.executable, "-P", "-m", "zen"]
 
 
 def lane_of(ctx: JobContext) -> Lane:

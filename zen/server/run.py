@@ -136,7 +136,7 @@ def detach(home: Home, host: str, port: int, timeout_s: float = 30) -> dict[str,
     log_file = home.server_log
     env = {k: v for k, v in os.environ.items() if k not in ("ZEN_JOB_ID",)}
     with log_file.open("ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "zen", "--home", str(home.root), "serve", "--host", host,
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "zen", "--home", str(home.root), "serve", "--host", host,
                                  "--port", str(port)], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, close_fds=True, env=env)
     deadline = time.monotonic() + timeout_s

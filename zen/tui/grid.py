@@ -72,7 +72,7 @@ class Grid:
 
     # -- making the session ---------------------------------------------------------------------
     def keeper_argv(self) -> list[str]:
-        argv = [sys.executable, "-m", "zen", "--home", str(self.home.root), "grid", "--keep",
+        argv = [sys.executable, "-P", "-m", "zen", "--home", str(self.home.root), "grid", "--keep",
                 "--session", self.session, "--max", str(self.max_tiles)]
         if self.lane:
             argv += ["--lane", self.lane]
