@@ -25,7 +25,6 @@ Stdlib only.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.core.durations import parse_duration
-from zen.store.atomic import atomic_write
+from zen.store.atomic import atomic_write, create_exclusive
 from zen.store.layout import OTEL_RELAY as RELAY_FILE
 from zen.store.layout import OTLP_RECEIVER, OTLP_SECRET, valid_job_id
 
@@ -64,16 +63,7 @@ def ensure_secret(control: Path) -> bytes:
     path = secret_file(control)
     if not path.exists():
         control.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, (secrets.token_hex(32) + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-        tmp.unlink(missing_ok=True)
+        create_exclusive(path, secrets.token_hex(32) + "\n", mode=0o600)
     secret = path.read_bytes().strip()
     if len(secret) < 32:
         raise ValueError(f"{path} holds no usable secret (delete it: the supervisor makes a new one)")

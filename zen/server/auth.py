@@ -16,7 +16,6 @@ Standard library only: `zen serve --url` and the guard helpers import it without
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import os
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 
 from zen.errors import ZenError
+from zen.store.atomic import create_exclusive
 from zen.store.layout import Home
 
 COOKIE = "zen_session"
@@ -40,16 +40,7 @@ def ensure_token(home: Home) -> str:
     path = home.api_token
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, (secrets.token_urlsafe(32) + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-        tmp.unlink(missing_ok=True)
+        create_exclusive(path, secrets.token_urlsafe(32) + "\n", mode=0o600)
     return read_token(home)
 
 

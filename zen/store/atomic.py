@@ -23,8 +23,9 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-") -> Path:
-    """Write `data` to a new fsynced temp file in `directory` and return its path."""
+def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 0o644) -> Path:
+    """Write `data` to a new fsynced temp file in `directory` (with `mode` from the start) and
+    return its path."""
     # lean hook path: tempfile imports shutil, random, bz2 and lzma (~4 ms of every guard hook
     # call, which appends through this module but never publishes a file)
     import tempfile
@@ -34,7 +35,8 @@ def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-") -> Path:
     except OSError as exc:
         raise named(exc, directory) from None
     try:
-        os.fchmod(fd, 0o644)  # mkstemp's 0600 would make every published file private
+        if mode != 0o600:
+            os.fchmod(fd, mode)  # mkstemp's 0600 would make every published file private
         write_all(fd, data)
         os.fsync(fd)
     except BaseException as exc:
@@ -73,11 +75,12 @@ def atomic_write(path: Path, data: bytes | str, *, durable: bool = True, mode: i
         fsync_dir(path.parent)
 
 
-def create_exclusive(path: Path, data: bytes | str) -> bool:
-    """Publish `data` at `path` only if nothing is there yet (temp + fsync + link). False if taken."""
+def create_exclusive(path: Path, data: bytes | str, *, mode: int = 0o644) -> bool:
+    """Publish `data` at `path` only if nothing is there yet (temp + fsync + link). False if taken:
+    two processes racing to create a secret agree on the first one's."""
     if isinstance(data, str):
         data = data.encode()
-    tmp = write_temp(path.parent, data, prefix=f".{path.name}.")
+    tmp = write_temp(path.parent, data, prefix=f".{path.name}.", mode=mode)
     try:
         os.link(tmp, path)
     except FileExistsError:
