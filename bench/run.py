@@ -1,4 +1,5 @@
-"""`make bench`: run every benchmark, print a table, write bench/results.json.
+"""`make bench`: run every benchmark, print a table, write bench/results.json and the same rows as
+a Markdown table in bench/results.md (what README's Performance section shows).
 
 Each figure is a ratio to a baseline measured in the same run, or a rate reported as is; a
 missed target is reported, never hidden (exit 0 either way: CI does not run benchmarks)."""
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -37,6 +39,19 @@ def print_rows(rows: list[dict]) -> None:
         print(f"{r['figure']:<{width}}  {r['value']:>10.3f}  {r['unit']:<5} {r['target']:<12} {mark:<5} {r.get('note', '')}")
 
 
+def markdown(rows: list[dict], seconds: float) -> str:
+    """The rows as a Markdown table, headed by when, where and under what load they were taken."""
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    head = (f"`make bench` of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+            f"load average at the end {load}, {seconds:.0f} s in all.\n\n")
+    lines = ["| figure | measured | target | met | how |", "|---|---|---|---|---|"]
+    for r in rows:
+        value = f"{r['value']:,.0f}" if abs(r["value"]) >= 100 else f"{r['value']:.2f}"
+        note = str(r.get("note", "")).replace("|", "\\|")
+        lines.append(f"| {r['figure']} | {value} {r['unit']} | {r['target']} | {'yes' if r['pass'] else '**no**'} | {note} |")
+    return head + "\n".join(lines) + "\n"
+
+
 def main(argv: list[str]) -> int:
     only = set(argv)
     rows: list[dict] = []
@@ -64,7 +79,8 @@ def main(argv: list[str]) -> int:
         print("(a partial run: bench/results.json left as it was)")
         return 0
     (ROOT / "bench" / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print(f"wrote {ROOT / 'bench' / 'results.json'}")
+    (ROOT / "bench" / "results.md").write_text(markdown(rows, time.time() - t0))
+    print(f"wrote {ROOT / 'bench' / 'results.json'} and {ROOT / 'bench' / 'results.md'}")
     return 0
 
 
