@@ -315,14 +315,23 @@ def _brace_seq(body: str) -> list[str] | None:
         if abs(y - x) // step > MAX_BRACE:
             return [UNK]
         rng = range(x, y + 1, step) if x <= y else range(x, y - 1, -step)
-        return [str(v) for v in rng]
+        width = _zero_pad(a, b)
+        return [str(v) if not width else ("-" if v < 0 else "") + f"{abs(v):0{width - (v < 0)}d}" for v in rng]
     except ValueError:
         pass
-    if len(a) == 1 and len(b) == 1:
+    if len(a) == 1 and len(b) == 1 and a.isascii() and a.isalpha() and b.isascii() and b.isalpha():
         x, y = ord(a), ord(b)
         rng = range(x, y + 1, step) if x <= y else range(x, y - 1, -step)
         return [chr(v) for v in rng]
     return None
+
+
+def _zero_pad(a: str, b: str) -> int:
+    """The width bash pads a numeric sequence to: `{01..10}` is 01 02 ... 10, `{-01..1}` -01 000 001."""
+    def padded(end: str) -> bool:
+        digits = end.lstrip("+-")
+        return len(digits) > 1 and digits.startswith("0")
+    return max(len(a), len(b)) if padded(a) or padded(b) else 0
 
 
 def link_pairs(args: list[Word], cwd: str | None, symbolic_only: bool = True) -> dict[str, str]:
