@@ -12,10 +12,12 @@ import subprocess
 
 import pytest
 
+from zen.guard.shell import Walker
 from zen.guard.words import (
     MARK_ALL,
     UNK,
     UNMARK_T,
+    State,
     brace_expand,
     decode_ansi_c,
     dq_unescape,
@@ -127,3 +129,52 @@ def test_a_command_with_no_brace_in_its_command_word_is_left_as_it_is() -> None:
 ])
 def test_secret_variable_names(name: str, secret: bool) -> None:
     assert is_secret_name(name) is secret
+
+
+# -- the walker's words for whole commands ----------------------------------------------------
+
+HOME = "/home/agent"
+SCRIPTS = [
+    "f a 'b c' \"d e\" $'x\\ty' a\\ b",
+    "f pre{a,b}post {1..3} {01..3} '{a,b}' \"{a,b}\" \\{a,b\\}",
+    "f ~ ~/x \"~/y\" '~' x~ ~/{a,b}",
+    "f 'q'\"r\"s a\\\"b \"a\\$b\" \"back\\\\slash\" 'it'\\''s'",
+    "V=1; f $V \"$V\" ${V} \"${V}x\" '$V'",
+    "f -- --opt=val -abc \"\" ''",
+    "cd /tmp && f x; f y",
+    "f $'\\x41\\102' $\"plain\" \"$(printf a)\"",
+    "V='a b'; f $V \"$V\"",
+    "f $\"/\" a$\"b\"c $\"$HOME\" \"$\"/ x/$\"../..\"/..",
+]
+
+
+def walker_argv(script: str) -> list[list[str]]:
+    """The argv of each `f` command the guardian's walker sees in `script` ('?' where unknown)."""
+    seen: list[list[str]] = []
+    def sink(cmd: object) -> None:
+        words = getattr(cmd, "words", [])
+        if words and words[0].text == "f":
+            seen.append([w.text.replace(UNK, "?") for w in words[1:]])
+    Walker(sink, HOME, {"HOME": HOME}).script(script, State(("/wt",)))
+    return seen
+
+
+def bash_calls(script: str) -> list[list[str]]:
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c",
+                        f"f() {{ printf '%s\\0' \"$@\"; printf '\\1'; }}; cd /; {script}"],
+                       capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin", "HOME": HOME})
+    assert r.returncode == 0, r.stderr
+    calls = r.stdout.decode("utf-8", "surrogateescape").split("\1")[:-1]
+    return [c.split("\0")[:-1] for c in calls]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_walker_sees_the_arguments_bash_passes(script: str) -> None:
+    seen, ran = walker_argv(script), bash_calls(script)
+    assert len(seen) == len(ran)
+    for mine, theirs in zip(seen, ran, strict=True):
+        # where the walker cannot know a word statically it says so ('?') and the words after it
+        # may split differently; before it, every word is bash's
+        known = next((i for i, m in enumerate(mine) if "?" in m), len(mine))
+        assert mine[:known] == theirs[:known], (mine, theirs)
+        assert known < len(mine) or len(mine) == len(theirs), (mine, theirs)

@@ -42,6 +42,20 @@ _STACK_INDEX = re.compile(r"^[+-][0-9]+$").match
 _CHANGES_DIR = re.compile(r"(^|[^\w.-])(cd|pushd|popd)($|[^\w.-])").search
 
 
+def _locale_strings(nodes: list[Any]) -> list[Any]:
+    """`nodes` without the `$` of each `$"..."` (bash's locale-translated string: with no message
+    catalogue it is the double-quoted string itself). tree-sitter-bash gives it as a `$` token
+    then a string; read as a literal `$`, `rm -rf $"/"` would delete a harmless-looking "$/"."""
+    out: list[Any] = []
+    for i, n in enumerate(nodes):
+        nxt = nodes[i + 1] if i + 1 < len(nodes) else None
+        if (not n.is_named and n.type == "$" and nxt is not None and nxt.type == "string"
+                and nxt.start_byte == n.end_byte):
+            continue
+        out.append(n)
+    return out
+
+
 class _Buf:
     __slots__ = ("parts", "procsub", "quoted", "secret", "subst")
 
@@ -143,9 +157,9 @@ class Expander:
 
     def _group_word(self, group: list[Any], st: State) -> list[Word]:
         buf = _Buf()
-        for n in group:
+        for n in _locale_strings(group):
             if n.type == "command_name":
-                for c in n.children:
+                for c in _locale_strings(n.children):
                     self._piece(c, st, buf, False)
             else:
                 self._piece(n, st, buf, False)
@@ -412,7 +426,7 @@ class Expander:
             for c in node.named_children:
                 self._piece(c, st, buf, True)
         elif t == "concatenation":
-            for c in node.children:
+            for c in _locale_strings(node.children):
                 self._piece(c, st, buf, quoted)
         elif t == "simple_expansion":
             names = [c for c in node.named_children]
