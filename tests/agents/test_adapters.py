@@ -139,7 +139,7 @@ def test_sim_reads_the_same_settings_file_claude_would_get(tmp_path: Path) -> No
     c = ctx(tmp_path, "sim", script=steps)
     spec = get_adapter("sim").launch(c)
     settings, script = c.job_dir / "claude-settings.json", c.job_dir / "sim-script.json"
-    assert spec.argv == [sys.executable, "-m", "zen.agents.simagent", "--settings", str(settings),
+    assert spec.argv == [sys.executable, "-P", "-m", "zen.agents.simagent", "--settings", str(settings),
                          "--script", str(script), "--session-id", session_uuid(JOB)]
     assert spec.files[settings] == get_adapter("claude").launch(ctx(tmp_path)).files[settings]
     assert json.loads(spec.files[script]) == steps
