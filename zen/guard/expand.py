@@ -42,6 +42,10 @@ _STACK_INDEX = re.compile(r"^[+-][0-9]+$").match
 _CHANGES_DIR = re.compile(r"(^|[^\w.-])(cd|pushd|popd)($|[^\w.-])").search
 
 
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_BRACE_AFTER = re.compile(rb"\{[^\s;&|()<>]*")
+
+
 def _locale_strings(nodes: list[Any]) -> list[Any]:
     """`nodes` without the `$` of each `$"..."` (bash's locale-translated string: with no message
     catalogue it is the double-quoted string itself). tree-sitter-bash gives it as a `$` token
@@ -49,8 +53,9 @@ def _locale_strings(nodes: list[Any]) -> list[Any]:
     out: list[Any] = []
     for i, n in enumerate(nodes):
         nxt = nodes[i + 1] if i + 1 < len(nodes) else None
-        if (not n.is_named and n.type == "$" and nxt is not None and nxt.type == "string"
-                and nxt.start_byte == n.end_byte):
+        if (not n.is_named and n.type == "$" and nxt is not None and nxt.start_byte == n.end_byte
+                and (nxt.type == "string" or (nxt.type == "concatenation" and nxt.children
+                                              and nxt.children[0].type == "string"))):
             continue
         out.append(n)
     return out
@@ -378,9 +383,19 @@ class Expander:
         for m in variants:
             if m.startswith("~") or (assignment and "~" in m):
                 m = self._tilde(m, st, assignment)
+            elif "~" in m and (named := _ASSIGNMENT_WORD.match(m)):
+                # bash expands ~ after the = of an argument shaped like an assignment, as in
+                # an assignment: `dd of=~/.bashrc` writes the home's .bashrc
+                m = m[:named.end()] + self._tilde(m[named.end():], st, True)
             glob = any(c in m for c in "*?[")
             out.append(Word(m.translate(UNMARK_T), raw, glob, buf.secret, buf.subst, buf.procsub))
         return out
+
+    def _brace_follows(self, node: Any) -> bool:
+        """A brace expansion written straight after `$NAME`: bash expands the braces first, so
+        the words name other variables (`$V{a,}` is `$Va $V`), which the walker cannot follow."""
+        after = _BRACE_AFTER.match(self.src, node.end_byte)
+        return after is not None and len(brace_expand(after.group().decode("utf-8", "surrogateescape"))) > 1
 
     def _tilde(self, m: str, st: State, assignment: bool) -> str:
         def one(seg: str) -> str:
@@ -431,7 +446,9 @@ class Expander:
         elif t == "simple_expansion":
             names = [c for c in node.named_children]
             name = self.text(names[0]) if names else ""
-            if names and names[0].type == "variable_name":
+            if not quoted and self._brace_follows(node):
+                buf.parts.append(UNK)    # $V{a,b} is $Va $Vb: braces expand before variables
+            elif names and names[0].type == "variable_name":
                 self._var(name, st, buf, quoted)
             else:
                 buf.parts.append(UNK)    # $1 $@ $? $$ ...
