@@ -106,6 +106,9 @@ _STATEMENTS = frozenset({
 })
 
 
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+
+
 class Walker(Expander):
     """Walks one script, emitting every simple command to `sink` with the state it runs in."""
 
@@ -390,6 +393,12 @@ class Walker(Expander):
         body = node.child_by_field_name("body")
         # The body runs later, from wherever the function is called: assume nothing about it.
         inner = State((None,), {}, dict(st.links), st.funcs, None, True)
+        redirects = [c for c in node.children if c.type in _REDIRECTS]
+        if redirects:
+            # `f() { ...; } > FILE` opens FILE at every call of f: judged as if opened here
+            cmd = Cmd("redirect", [], st, self.text(node))
+            self._apply_redirects(cmd, redirects, st)
+            self._emit(cmd)
         if body is not None:
             self.run(body, inner)
         new = st.copy(funcs=st.funcs | {self.text(name_node)} if name_node is not None else st.funcs)
