@@ -67,7 +67,13 @@ def _dotted(node: Any, aliases: dict[str, str]) -> str:
         parts.append(aliases.get(node.id, node.id))
     elif isinstance(node, ast.Call):
         inner = _dotted(node.func, aliases)
-        if inner in ("Path", "pathlib.Path", "PurePath", "pathlib.PosixPath", "PosixPath") or (
+        named = _literal_arg(node, 0)
+        if inner in _IMPORT_CALLS and named is not None:
+            parts.append(named)           # __import__('shutil').rmtree is shutil.rmtree
+        elif inner in _GETATTR and len(node.args) >= 2:
+            attr = _literal_arg(node, 1)   # getattr(os, 'system') is os.system
+            parts.append(f"{_dotted(node.args[0], aliases)}.{attr if attr is not None else '?'}")
+        elif inner in ("Path", "pathlib.Path", "PurePath", "pathlib.PosixPath", "PosixPath") or (
                 inner.startswith("pathlib.Path.") and inner.rsplit(".", 1)[1] in _PATH_RETURNING):
             parts.append("pathlib.Path")
         else:
@@ -77,6 +83,16 @@ def _dotted(node: Any, aliases: dict[str, str]) -> str:
     else:
         parts.append("?")
     return ".".join(reversed(parts))
+
+
+_GETATTR = {"getattr", "builtins.getattr"}
+_RISKY = (_SHELL_CALLS | _ARGV_CALLS | _ARGV_SPREAD | _DELETE_CALLS | _WRITE_CALLS | _MOVE_CALLS | _COPY_CALLS
+          | set(_LINK_CALLS) | _EXEC_CALLS | _IMPORT_CALLS)
+
+
+def _literal_arg(call: Any, i: int) -> str | None:
+    arg = call.args[i] if len(call.args) > i else None
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
 
 
 class _PyEval:
@@ -188,6 +204,7 @@ def scan_python(an: Any, code: str, where: str) -> None:
             an.literal(node.value, where)
         elif isinstance(node, ast.Call):
             _py_call(an, ev, node, aliases, where)
+    _py_values(an, tree, aliases, where)
     orm = destructive_orm(code)
     if orm:
         an.deny("sql.destructive", f"{where}: {orm} empties or drops tables")
@@ -199,6 +216,8 @@ def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: st
     fn = _dotted(node.func, aliases)
     args = node.args
     first = args[0] if args else None
+    if fn in _GETATTR and len(args) >= 2:
+        _py_getattr(an, node, aliases, where)
     if isinstance(node.func, ast.Attribute) and node.func.attr in _SQL_METHODS and first is not None:
         sql = ev.value(first)
         if isinstance(sql, str):
@@ -210,6 +229,40 @@ def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: st
     if _py_runs(an, ev, node, fn, where) or _py_files(an, ev, node, fn, where):
         return
     _py_other(an, ev, node, fn, aliases, where)
+
+
+def _py_values(an: Any, tree: Any, aliases: dict[str, str], where: str) -> None:
+    """A function that runs commands or changes files used as a value (`f = os.system`,
+    `map(shutil.rmtree, ...)`, `(lambda f: f(...))(os.system)`) is called where the scan cannot
+    follow it, and a module's functions reached by name (`os.__dict__['system']`, `vars(os)`,
+    `sys.modules['os']`) cannot be judged either: both are denied."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__getattribute__", "__builtins__"):
+            an.deny("opaque.exec", f"{where}: {n.attr} reaches functions by a name the guardian cannot judge")
+        elif isinstance(n, ast.Name) and n.id == "__builtins__":
+            an.deny("opaque.exec", f"{where}: __builtins__ reaches functions by a name the guardian cannot judge")
+        elif isinstance(n, (ast.Attribute, ast.Name)) and id(n) not in called:
+            name = _dotted(n, aliases)
+            if name in _RISKY:
+                an.deny("opaque.exec", f"{where}: {name} taken as a value is called where the guardian cannot see")
+            elif name == "sys.modules":
+                an.deny("opaque.exec", f"{where}: sys.modules reaches modules by a name the guardian cannot judge")
+        elif isinstance(n, ast.Call) and _dotted(n.func, aliases) in ("vars", "builtins.vars") and n.args:
+            an.deny("opaque.exec", f"{where}: vars() reaches functions by a name the guardian cannot judge")
+
+
+def _py_getattr(an: Any, node: Any, aliases: dict[str, str], where: str) -> None:
+    """getattr(module, NAME): a name only known at run time, or a function that runs commands
+    or changes files taken as a value (called later under another name), cannot be judged."""
+    base = _dotted(node.args[0], aliases)
+    attr = _literal_arg(node, 1)
+    if base.split(".")[0] not in set(aliases.values()) | {"os", "subprocess", "shutil", "pty", "builtins"}:
+        return
+    if attr is None:
+        an.deny("opaque.exec", f"{where}: getattr({base}, ...) takes a name only known at run time")
+    elif f"{base}.{attr}" in _RISKY:
+        an.deny("opaque.exec", f"{where}: getattr({base}, {attr!r}) takes {base}.{attr} as a value")
 
 
 def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
