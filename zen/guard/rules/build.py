@@ -65,6 +65,15 @@ def package_scripts(an: Analyser, tool: str, names: list[str], st: State) -> Non
 
 
 def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name in ("npx", "pnpx"):
+        opts, pos = split_opts(args, "pc", frozenset({"--package", "--call"}), stop_first=True)
+        call = next((v for o, v in opts if o in ("-c", "--call")), None)
+        if any(o in ("-c", "--call") for o, _ in opts):   # npx -c 'CMD' runs CMD in a shell
+            if call is None or not call.known:
+                an.deny("opaque.exec", f"`{name} -c` runs a command only known at run time")
+            else:
+                an.walk(call.text, st.copy(vars={}), depth + 1)
+            return
     _opts, pos = split_opts(args, "p" if name in ("npx",) else "", frozenset({"--package"}), stop_first=True)
     if name in ("yarn", "pnpm", "bun") and pos and pos[0].text in ("run", "test", "build", "lint", "start",
                                                                    "dev", "install", "add", "remove",

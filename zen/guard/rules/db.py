@@ -21,6 +21,8 @@ def sql(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
     an.ro(f"`{name}`")
     texts: list[Word] = []
     value_flags = {"-c", "--command", "-e", "--execute", "-Q", "--query", "-q"}
+    if name in SQLITE_SHELLS:
+        value_flags = value_flags | {"-cmd"}   # sqlite3 -cmd COMMAND runs it before the input
     skip_value = {"-h", "--host", "-p", "--port", "-U", "--username", "-u", "--user", "-d", "--dbname",
                   "-D", "--database", "-f", "--file", "-o", "--output", "-v", "--set", "-P", "-S", "-W",
                   "-F", "-R", "-T", "-L", "--log-file", "-i", "-I", "-s", "-H"}
@@ -63,12 +65,35 @@ def sql(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
         bad = sqlscan.destructive_sql(w.text)
         if bad:
             an.deny("sql.destructive", f"`{name}`: destructive SQL ({bad})")
+        if name in SQLITE_SHELLS:
+            dot_commands(an, name, w.text, st, depth)
     files = [args[k + 1] for k, a in enumerate(args[:-1]) if a.text in ("-f", "--file")]
     files += [lit(a.text.split("=", 1)[1]) for a in args if a.known and a.text.startswith("--file=")]
     for where, text in client_inputs(an, name, cmd, st, files):
         bad = sqlscan.destructive_sql(text)
         if bad:
             an.deny("sql.destructive", f"`{name}`{where}: destructive SQL ({bad})")
+        if name in SQLITE_SHELLS:
+            dot_commands(an, name, text, st, depth)
+
+
+SQLITE_SHELLS = frozenset({"sqlite3", "sqlite", "duckdb"})
+_DOT_PIPES = (".once", ".output", ".import", ".read", ".excel", ".log")
+
+
+def dot_commands(an: Analyser, name: str, text: str, st: State, depth: int) -> None:
+    """The dot-commands of the sqlite3 (and duckdb) shell that run programs: `.shell CMD` and
+    `.system CMD` are judged as CMD typed at the prompt, `.once |CMD` and friends pipe into CMD,
+    `.load` loads native code the guardian cannot see."""
+    for line in text.splitlines():
+        word, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        if word in (".shell", ".system", ".sh"):
+            an.walk(rest, st.copy(vars={}), depth + 1)
+        elif word == ".load":
+            an.deny("opaque.exec", f"`{name}` .load loads a native extension the guardian cannot judge")
+        elif word in _DOT_PIPES and rest.lstrip("'\"").startswith("|"):
+            an.walk(rest.strip("'\"")[1:], st.copy(vars={}), depth + 1)
 
 
 def client_inputs(an: Analyser, name: str, cmd: Cmd | None, st: State, files: list[Word]) -> list[tuple[str, str]]:

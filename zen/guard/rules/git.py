@@ -283,8 +283,12 @@ def _branch(an: Analyser, s: Sub) -> None:
 
 
 def _tag(an: Analyser, s: Sub) -> None:
-    if "-f" in s.flags or "--force" in s.flags:
+    if "-f" in s.flags or "--force" in s.flags or s.short("f"):
         an.deny("git.tag-force", "`git tag -f` moves a published tag")
+    if "--delete" in s.flags or s.short("d"):
+        # tags are shared by every worktree of the lane's repository, and a lightweight tag is
+        # the only name of its commit
+        an.deny("git.tag-delete", "`git tag -d` deletes a tag of the lane's repository")
 
 
 def _rm_mv(an: Analyser, s: Sub) -> None:

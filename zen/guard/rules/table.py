@@ -44,6 +44,7 @@ WRAPPER_VALUE_OPTS: dict[str, tuple[str, frozenset[str]]] = {
     "builtin": ("", frozenset()),
     "exec": ("a", frozenset()),
     "busybox": ("", frozenset()),
+    "toybox": ("", frozenset()),
     "catchsegv": ("", frozenset()),
     "xvfb-run": ("nsfe", frozenset({"--server-num", "--server-args", "--auth-file", "--error-file"})),
     "dbus-run-session": ("", frozenset({"--config-file"})),
@@ -111,7 +112,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("wrappers.shell", SHELLS),
     ("wrappers.env", ("env",)),
     ("wrappers.wrapper", (
-        "builtin", "busybox", "caffeinate", "catchsegv", "chronic", "chrt", "dbus-run-session",
+        "builtin", "busybox", "toybox", "caffeinate", "catchsegv", "chronic", "chrt", "dbus-run-session",
         "exec", "firejail", "ionice", "ltrace", "nice", "nocorrect", "noglob", "nohup",
         "proxychains", "proxychains4", "setsid", "stdbuf", "strace", "systemd-run", "taskset",
         "time", "timeout", "torsocks", "unbuffer", "valgrind", "xvfb-run", "fakeroot", "flatpak-spawn",
