@@ -47,9 +47,8 @@ _BRACE_AFTER = re.compile(rb"\{[^\s;&|()<>]*")
 
 
 def _locale_strings(nodes: list[Any]) -> list[Any]:
-    """`nodes` without the `$` of each `$"..."` (bash's locale-translated string: with no message
-    catalogue it is the double-quoted string itself). tree-sitter-bash gives it as a `$` token
-    then a string; read as a literal `$`, `rm -rf $"/"` would delete a harmless-looking "$/"."""
+    """`nodes` without the `$` of each `$"..."`: a locale string is its double-quoted text, and
+    tree-sitter-bash gives it as a `$` token then a string (`rm -rf $"/"` is not "$/")."""
     out: list[Any] = []
     for i, n in enumerate(nodes):
         nxt = nodes[i + 1] if i + 1 < len(nodes) else None
@@ -392,8 +391,7 @@ class Expander:
         return out
 
     def _brace_follows(self, node: Any) -> bool:
-        """A brace expansion written straight after `$NAME`: bash expands the braces first, so
-        the words name other variables (`$V{a,}` is `$Va $V`), which the walker cannot follow."""
+        """Braces straight after `$NAME`: bash expands them first (`$V{a,}` is `$Va $V`)."""
         after = _BRACE_AFTER.match(self.src, node.end_byte)
         return after is not None and len(brace_expand(after.group().decode("utf-8", "surrogateescape"))) > 1
 
