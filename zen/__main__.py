@@ -36,9 +36,9 @@ def main() -> None:
     asks_help = len(argv) == 3 and argv[2] in ("-h", "--help")
     if argv[:2] == ["guard", "hook"] and not asks_help:
         # lean start: the hook runs for every agent action and must not import the CLI
-        from zen.guard.hook import main as guard_hook
+        from zen.guard import hook
 
-        sys.exit(guard_hook(argv[2:], writes_check=lease_check))
+        hook.leave(hook.main(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "serve"] and not asks_help:
         # lean start: the supervisor starts the resident guardian with every start of its own
         from zen.guard.server import main as guard_serve

@@ -100,14 +100,15 @@ def test_the_served_hook_answers_as_the_hook_alone(home: Path, wt: Path) -> None
 
 
 def _loaded_after_hook(payload: dict, env: dict[str, str]) -> tuple[int, set[str]]:
-    # the console script's own path: zen.__main__, then the hook
-    script = ("import runpy, sys\nsys.argv = ['zen', 'guard', 'hook']\n"
-              "try:\n    runpy.run_module('zen', run_name='__main__')\nexcept SystemExit as e:\n    rc = e.code\n"
-              "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\nsys.exit(rc)\n")
-    r = subprocess.run([sys.executable, "-c", script], input=json.dumps(payload).encode(), capture_output=True,
+    # the console script's own path: zen.__main__, then the hook. Every module the process
+    # imports, as -X importtime lists them (the hook leaves with os._exit: no code runs after it)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "zen", "guard", "hook"],
+                       input=json.dumps(payload).encode(), capture_output=True,
                        env={**os.environ, **env}, cwd=REPO_ROOT, timeout=60)
-    line = [x for x in r.stderr.decode().splitlines() if x.startswith("MODULES ")][-1]
-    return r.returncode, set(line.split()[1:])
+    modules = {line.rsplit("|", 1)[1].strip() for line in r.stderr.decode().splitlines()
+               if line.startswith("import time:") and line.count("|") == 2}
+    assert "zen.guard.hook" in modules, r.stderr.decode()[-500:]
+    return r.returncode, modules
 
 
 def test_with_a_server_the_hook_loads_neither_the_core_nor_json_nor_typing(home: Path, wt: Path,
