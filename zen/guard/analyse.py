@@ -32,7 +32,8 @@ from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.checks import PathChecks
 from zen.guard.options import flag_present
 from zen.guard.paths import Resolver, Target, norm, under
-from zen.guard.policy import Policy, Rule
+from zen.guard.policy import Policy
+from zen.guard.rule import Rule
 from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
 from zen.guard.scripts import ScriptRuns, output_text
 from zen.guard.shell import Walker
@@ -149,7 +150,7 @@ class Analyser(PathChecks, ScriptRuns):
                 self._protected = Rule.from_dict({"id": "protected", "reason": "", "decision": "deny",
                                                   "match": {"path": list(policy.protected_paths)}})
                 policy._protected_rule = self._protected  # type: ignore[attr-defined]
-        self.rules = [r for r in policy.rules if r.applies(ctx.domain, self.level)]
+        self.rules = policy.rules_for(ctx.domain, self.level)
         self.text = ""
         self.st = State((self.cwd,))
         self.cmd: Cmd | None = None
@@ -188,7 +189,8 @@ class Analyser(PathChecks, ScriptRuns):
     def bash(self, command: str) -> None:
         # policy `text:` rules see the command without its redirects into /dev/null or onto another
         # descriptor: `test -f .env 2>/dev/null` writes nothing, whatever a rule's `>` says
-        self.text = _NULL_REDIRECT.sub(" ", command)
+        # (each such redirect has a > or a <&: most commands have neither, and skip the search)
+        self.text = _NULL_REDIRECT.sub(" ", command) if ">" in command or "<" in command else command
         self._text_hits = {}
         self.walk(command, State((self.cwd,)), 0)
 
@@ -342,16 +344,21 @@ class Analyser(PathChecks, ScriptRuns):
         if not self.rules:
             return
         texts = [a.text for a in args]
+        posw: list[str] | None = None    # the positional words, when the first subcommand rule asks
         paths: list[str] | None = None   # resolved once, when the first rule with a path asks
         for rule in self.rules:
             m = rule.match
             if "tool" in m:
                 continue
-            if "command" in m and not any(fnmatchcase(name, g) for g in m["command"]):
+            if rule.names is not None:
+                if name not in rule.names:
+                    continue
+            elif "command" in m and not any(fnmatchcase(name, g) for g in m["command"]):
                 continue
-            if "subcommand" in m:
-                posw = [t for t in texts if not t.startswith("-")]
-                if not any(posw[:len(s.split())] == s.split() for s in m["subcommand"]):
+            if rule.subcommands is not None:
+                if posw is None:
+                    posw = [t for t in texts if not t.startswith("-")]
+                if not any(posw[:len(s)] == s for s in rule.subcommands):
                     continue
             if "args" in m and not any(fnmatchcase(t, g) for t in texts for g in m["args"]):
                 continue

@@ -20,6 +20,7 @@ from typing import Any
 ALLOW, DENY, APPROVAL = "allow", "deny", "approval"
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_LIMIT = 65536     # bytes of a script the guardian reads to judge what running it does
+_SET = object.__setattr__   # how the immutable classes below set their fields, once, in __init__
 
 
 class _Frozen:
@@ -29,10 +30,6 @@ class _Frozen:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def _set(self, **values: Any) -> None:
-        for k, v in values.items():
-            object.__setattr__(self, k, v)
 
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, k) for k in self.__slots__)
@@ -56,7 +53,11 @@ class ToolCall(_Frozen):
         # tool: "Bash", a file tool, or "mcp__server__tool"; command: Bash's command line;
         # file_path: a file tool's target (absolute, as Claude sends it); content: text the tool
         # writes (Write content, Edit new_string, ...); raw: tool_input exactly as received
-        self._set(tool=tool, command=command, file_path=file_path, content=content, raw=dict(raw or {}))
+        _SET(self, "tool", tool)
+        _SET(self, "command", command)
+        _SET(self, "file_path", file_path)
+        _SET(self, "content", content)
+        _SET(self, "raw", dict(raw or {}))
 
     tool: str
     command: str | None
@@ -102,9 +103,17 @@ class Context(_Frozen):
         # agent: the call comes from an agent, never a human (a hook call, or any check with a
         # job context: the default when job_id is set); read: the first bytes of an existing
         # regular file (None when there is none), READ_LIMIT of them at most (None = unknown)
-        self._set(cwd=cwd, worktree=worktree, home=home, user_home=user_home, level=level, domain=domain,
-                  job_id=job_id, env=env if env is not None else {}, realpath=realpath,
-                  agent=bool(job_id) if agent is None else agent, read=read)
+        _SET(self, "cwd", cwd)
+        _SET(self, "worktree", worktree)
+        _SET(self, "home", home)
+        _SET(self, "user_home", user_home)
+        _SET(self, "level", level)
+        _SET(self, "domain", domain)
+        _SET(self, "job_id", job_id)
+        _SET(self, "env", env if env is not None else {})
+        _SET(self, "realpath", realpath)
+        _SET(self, "agent", bool(job_id) if agent is None else agent)
+        _SET(self, "read", read)
 
     cwd: str
     worktree: str | None
@@ -125,7 +134,9 @@ class Decision(_Frozen):
     def __init__(self, decision: str, rule: str, reason: str) -> None:
         # decision: allow | deny | approval; rule: a stable id, e.g. "fs.outside-worktree";
         # reason: one line for the agent and the timeline
-        self._set(decision=decision, rule=rule, reason=reason)
+        _SET(self, "decision", decision)
+        _SET(self, "rule", rule)
+        _SET(self, "reason", reason)
 
     decision: str
     rule: str

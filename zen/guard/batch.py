@@ -8,10 +8,13 @@ Lines are judged in blocks of BLOCK; a block of at least PARALLEL_MIN lines is s
 this process and forked copies of it (one per further CPU, up to WORKERS), each judging a
 contiguous part and handing its answers back through a pipe, so the answers come out in input
 order. A copy that fails or answers short is not trusted: this process judges its part again.
+Before it forks, this process judges the block's first line and imports every rule family, so
+the copies inherit the parser, the policy and the rules instead of loading each for itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -19,12 +22,14 @@ import threading
 from collections.abc import Iterator
 from typing import TextIO
 
+from zen.guard import rules
 from zen.guard.context import Guard, HomeError, calls_from_record, discover_home
 
 BLOCK = 8192
 _ALLOWED = '{"decision": "allow"'          # how judge() starts an allow (Decision.as_dict order)
 PARALLEL_MIN = 512
 WORKERS = 4
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode    # json.dumps(d, ensure_ascii=False), built once
 
 
 def judge(guard: Guard, n: int, line: str, here: str) -> str:
@@ -39,7 +44,7 @@ def judge(guard: Guard, n: int, line: str, here: str) -> str:
         d = {"decision": "deny", "rule": "guard.input", "reason": reason}
     else:
         d = guard.safe_check(calls[0] if len(calls) == 1 else calls, cwd, worktree).as_dict()
-    return json.dumps(d, ensure_ascii=False)
+    return _ENCODE(d)
 
 
 def _blocks(stream: TextIO) -> Iterator[list[str]]:
@@ -104,9 +109,14 @@ def _judge_block(guard: Guard, first: int, block: list[str], here: str, workers:
         return [judge(guard, first + i, line, here) for i, line in enumerate(block)]
     size = -(-len(block) // workers)
     parts = [(first + i, block[i:i + size]) for i in range(0, len(block), size)]
+    # what every copy needs (the parser, the policy, the rule families) loaded once, here, before
+    # they fork: by judging the first line, and importing every family
+    out = [judge(guard, first, block[0], here)]
+    with contextlib.suppress(Exception):   # a family that fails to load denies its lines, as alone
+        rules.load_all()
     sys.stdout.flush()
     copies = [_fork(guard, start, lines, here) for start, lines in parts[1:]]
-    out = [judge(guard, parts[0][0] + i, line, here) for i, line in enumerate(parts[0][1])]
+    out.extend(judge(guard, parts[0][0] + i, line, here) for i, line in enumerate(parts[0][1]) if i)
     for (start, lines), copy in zip(parts[1:], copies, strict=True):
         got = _collect(*copy, len(lines)) if copy is not None else None
         out.extend(got if got is not None else

@@ -32,7 +32,8 @@ from zen.guard.words import State, Word
 from zen.store.layout import WORKTREE_PRIVATE
 
 if TYPE_CHECKING:
-    from zen.guard.policy import Policy, Rule
+    from zen.guard.policy import Policy
+    from zen.guard.rule import Rule
 
 
 class PathChecks:

@@ -102,6 +102,8 @@ class Guard:
         self._policies: dict[str | None, tuple[Any, dict[str, Any]]] = {}
         self._domains: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._places: dict[tuple[str, str | None], tuple[str | None, str | None]] = {}
+        self._cwds: dict[str, str] = {}
+        self._contexts: dict[tuple[str, str | None, str | None, str, str | None], Context] = {}
         # a batch judges many lines against one snapshot of the filesystem: resolve each path once
         self._realpath = functools.lru_cache(maxsize=65536)(os.path.realpath) if cache else os.path.realpath
         self._read = functools.lru_cache(maxsize=1024)(read_head) if cache else read_head
@@ -128,12 +130,14 @@ class Guard:
         if not self.cache:
             return levels.level_for(home, self.job_id, cwd, autonomy)
         key = (home or "", cwd)
-        if key not in self._domains:
-            self._domains[key] = levels.level_for(home, self.job_id, cwd, autonomy)
-        level, domain = self._domains[key]
+        known = self._domains.get(key)
+        if known is None:
+            level, domain = levels.level_for(home, self.job_id, cwd, autonomy)
+            # with a home: the domain's level (the kill switch is looked at below, every time)
+            known = self._domains[key] = (levels.level_of(autonomy, domain) if home else level, domain)
         if levels.kill_switch_on(home):
-            return "observe", domain
-        return levels.level_of(autonomy, domain) if home else level, domain
+            return "observe", known[1]
+        return known
 
     def place(self, cwd: str, worktree: str | None) -> tuple[str | None, str | None]:
         """(home, worktree) of a call made in `cwd`."""
@@ -147,14 +151,21 @@ class Guard:
         return found
 
     def context(self, cwd: str, worktree: str | None = None) -> tuple[Context, Any]:
-        cwd = os.path.abspath(os.path.expanduser(cwd))
+        given = cwd
+        cwd = self._cwds.get(given) or os.path.abspath(os.path.expanduser(given))
         home, wt = self.place(cwd, worktree)
         policy, autonomy = self.policy_for(home)
         level, domain = self.level_for(home, cwd, autonomy)
-        ctx = Context(cwd=cwd, worktree=wt, home=home,
-                      user_home=self.env.get("HOME") or None, level=level, domain=domain,
-                      job_id=self.job_id, env=self.env, realpath=self._realpath, agent=self.agent,
-                      read=self._read)
+        key = (cwd, wt, home, level, domain)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            ctx = Context(cwd=cwd, worktree=wt, home=home,
+                          user_home=self.env.get("HOME") or None, level=level, domain=domain,
+                          job_id=self.job_id, env=self.env, realpath=self._realpath, agent=self.agent,
+                          read=self._read)
+            if self.cache:   # a batch: the same few places, each one Context (it is immutable)
+                self._cwds[given] = cwd
+                self._contexts[key] = ctx
         return ctx, policy
 
     # -- the decision --------------------------------------------------------------------------

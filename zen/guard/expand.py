@@ -386,7 +386,7 @@ class Expander:
                 # bash expands ~ after the = of an argument shaped like an assignment, as in
                 # an assignment: `dd of=~/.bashrc` writes the home's .bashrc
                 m = m[:named.end()] + self._tilde(m[named.end():], st, True)
-            glob = any(c in m for c in "*?[")
+            glob = "*" in m or "?" in m or "[" in m
             out.append(Word(m.translate(UNMARK_T), raw, glob, buf.secret, buf.subst, buf.procsub))
         return out
 

@@ -39,6 +39,12 @@ def strictly_under(path: str, root: str) -> bool:
     return path != root and under(path, root)
 
 
+# The pure functions below are cached: a batch, or the resident guardian, asks them about the
+# same few paths over and over (the bash walker resolves every word of every command).
+_CACHED = 8192
+
+
+@functools.lru_cache(maxsize=_CACHED)
 def norm(path: str, base: str | None) -> str | None:
     """The absolute, normalised form of `path` (None when relative to an unknown base)."""
     if not path.startswith("/"):
@@ -134,6 +140,7 @@ def glob_hits_dot(pattern: str, name: str) -> bool:
     return pattern.startswith(".") and fnmatchcase(name, pattern)
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def zen_protected(path: str, home: str | None, user_home: str | None, subtree: bool) -> str | None:
     """What of zen's own files `path` touches (None when nothing). `subtree`: the operation
     reaches everything below `path` (a delete or move)."""
@@ -160,6 +167,7 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
     return None
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def credential_hit(path: str | None, text: str, user_home: str | None, extra: tuple[str, ...] = (),
                    recursive: bool = False) -> str | None:
     """The credential store a read of `path` (or of the word `text`) reaches, else None."""

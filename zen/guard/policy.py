@@ -37,11 +37,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import Any
 
 from zen.guard import defaults
+from zen.guard.rule import Rule
 from zen.store import layout
 
 FORMAT = 2          # bump when the compiled JSON changes shape
@@ -357,103 +357,6 @@ def _compile_autonomy(data: Any, where: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # the runtime policy
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob with ** (any depth) as an anchored regex."""
-    out = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1:j]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("(?s:" + "".join(out) + r")\Z")
-
-
-class Rule:
-    """One compiled guardian rule (a plain class: dataclasses costs the hook an import of inspect)."""
-
-    __slots__ = ("decision", "domains", "id", "incident", "levels", "match", "path_res", "reason", "source",
-                 "text_res")
-
-    def __init__(self, id: str, reason: str, decision: str, match: dict[str, list[str]],
-                 domains: list[str] | None, levels: list[str] | None, source: str, incident: str | None) -> None:
-        self.id = id
-        self.reason = reason
-        self.decision = decision
-        self.match = match
-        self.domains = domains
-        self.levels = levels
-        self.source = source
-        self.incident = incident
-        self.text_res: list[re.Pattern[str]] = []
-        self.path_res: list[tuple[str, re.Pattern[str]]] = []
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Rule:
-        rule = cls(d["id"], d["reason"], d["decision"], d["match"], d.get("domains"), d.get("levels"),
-                   d.get("source", ""), d.get("incident"))
-        rule.text_res = [re.compile(p, re.I) for p in rule.match.get("text", [])]
-        for p in rule.match.get("path", []):
-            kind = "abs" if p.startswith("/") else "home" if p.startswith("~/") else (
-                "rel" if "/" in p.rstrip("/") else "name")
-            rule.path_res.append((kind, glob_regex(p[2:] if kind == "home" else p.rstrip("/"))))
-        return rule
-
-    def applies(self, domain: str | None, level: str) -> bool:
-        if self.domains is not None and domain not in self.domains:
-            return False
-        return self.levels is None or level in self.levels
-
-    def path_matches(self, path: str, worktree: str | None, user_home: str | None) -> bool:
-        for kind, rx in self.path_res:
-            if kind == "abs" and (rx.match(path) or any(rx.match(a) for a in _ancestors(path))):
-                return True
-            if kind == "home" and user_home and path.startswith(user_home.rstrip("/") + "/"):
-                rel = path[len(user_home.rstrip("/")) + 1:]
-                if rx.match(rel) or any(rx.match(a) for a in _ancestors(rel)):
-                    return True
-            if kind in ("rel", "name") and worktree and path.startswith(worktree.rstrip("/") + "/"):
-                rel = path[len(worktree.rstrip("/")) + 1:]
-                if kind == "rel" and (rx.match(rel) or any(rx.match(a) for a in _ancestors(rel))):
-                    return True
-                if kind == "name" and any(rx.match(part) for part in rel.split("/")):
-                    return True
-        return False
-
-    @property
-    def label(self) -> str:
-        return f"{self.reason} (incident {self.incident})" if self.incident else self.reason
-
-
-def _ancestors(path: str) -> Iterable[str]:
-    parts = path.split("/")
-    for i in range(1, len(parts)):
-        yield "/".join(parts[:i])
-
-
 class Policy:
     """The effective policy: the built-in floor plus whatever the sources add."""
 
@@ -490,6 +393,14 @@ class Policy:
             words = prefix.split()
             self.credential_commands.setdefault(words[0], []).append((words[1:], flags))
         self.rules = [Rule.from_dict(r) for r in p.get("rules") or ()]
+        self._applicable: dict[tuple[str | None, str], list[Rule]] = {}
+
+    def rules_for(self, domain: str | None, level: str) -> list[Rule]:
+        """The rules that apply in `domain` at `level` (worked out once per pair; never changed)."""
+        hit = self._applicable.get((domain, level))
+        if hit is None:
+            hit = self._applicable[(domain, level)] = [r for r in self.rules if r.applies(domain, level)]
+        return hit
 
     def match_host(self, host: str, port: int | None, scheme: str | None = None
                    ) -> tuple[str, str, str | None] | None:

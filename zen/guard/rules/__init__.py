@@ -56,6 +56,13 @@ def resolve(ref: str) -> Handler:
     return fn
 
 
+def load_all() -> None:
+    """Import every family now (zen guard check --batch, before it forks its copies: else each
+    copy imports them again for itself)."""
+    for ref in (*HANDLERS.values(), fallback("x"), fallback("python3"), fallback("mkfs.x")):
+        resolve(ref)
+
+
 def handler(name: str) -> Handler:
     """The rule handler of program `name`."""
     fn = _BY_NAME.get(name)

@@ -177,21 +177,26 @@ def mysqladmin(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | 
     an.ro("`mysqladmin`")
 
 
+# defaults.DESTRUCTIVE_DB_COMMANDS as words, by the program they start with (manage.py ones apart:
+# they match wherever a manage.py is the program or its first argument)
+_DB_COMMANDS: dict[str, list[list[str]]] = {}
+_MANAGE_PY: list[list[str]] = []
+for _entry in defaults.DESTRUCTIVE_DB_COMMANDS:
+    _words = _entry.split()
+    (_MANAGE_PY if _words[0] == "manage.py" else _DB_COMMANDS.setdefault(_words[0], [])).append(_words)
+
+
 def db_command(an: Analyser, name: str, args: list[Word]) -> None:
     texts = [name] + [a.text for a in args if not a.text.startswith("-")]
-    if name in ("manage.py", "django-admin") or (texts[1:2] and texts[1].endswith("manage.py")):
-        pass
-    flat = " ".join(texts)
-    for entry in defaults.DESTRUCTIVE_DB_COMMANDS:
-        ew = entry.split()
-        if ew[0] == "manage.py":
-            if any(t.endswith("manage.py") for t in texts[:2]):
-                idx = next(i for i, t in enumerate(texts) if t.endswith("manage.py"))
-                if texts[idx + 1:idx + 1 + len(ew) - 1] == ew[1:]:
-                    an.deny("sql.destructive-command", f"`{flat}` wipes a database")
-            continue
+    hit = False
+    if any(t.endswith("manage.py") for t in texts[:2]):
+        idx = next(i for i, t in enumerate(texts) if t.endswith("manage.py"))
+        hit = any(texts[idx + 1:idx + len(ew)] == ew[1:] for ew in _MANAGE_PY)
+    for ew in _DB_COMMANDS.get(name, ()):
         if texts[:len(ew)] == ew or ([t.lower() for t in texts[:len(ew)]] == ew and name == "redis-cli"):
-            an.deny("sql.destructive-command", f"`{flat}` wipes a database")
+            hit = True
+    if hit:
+        an.deny("sql.destructive-command", f"`{' '.join(texts)}` wipes a database")
 
 
 def rails(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
