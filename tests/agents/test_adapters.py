@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -24,12 +25,14 @@ ZEN = ["/opt/zen venv/bin/zen"]  # a space in the path: hook commands must quote
 Q = shlex.quote(ZEN[0])
 
 
-def ctx(tmp_path: Path, agent: str = "claude", settings: dict[str, Any] | None = None, **task: Any) -> LaunchContext:
+def ctx(tmp_path: Path, agent: str = "claude", settings: dict[str, Any] | None = None,
+        lane: dict[str, Any] | None = None, **task: Any) -> LaunchContext:
     job_dir = tmp_path / "jobs" / JOB
     t = Task(id=JOB, name="fix-login", prompt="Fix the login form.\nAdd a test.", lane="app",
              agent=agent, created_at="2026-11-29T10:15:00.123Z", **task)
     return LaunchContext(home=tmp_path, job_id=JOB, job_dir=job_dir, worktree=tmp_path / "wt",
-                         handoff=job_dir / "handoff.md", task=t, zen_argv=ZEN, settings=settings or {})
+                         handoff=job_dir / "handoff.md", task=t, zen_argv=ZEN, settings=settings or {},
+                         lane=lane or {})
 
 
 def prompt_for(c: LaunchContext) -> str:
@@ -48,7 +51,9 @@ def test_hook_settings_register_the_guardian_and_every_turn_event() -> None:
     s = hook_settings(ZEN)
     assert s["disableAllHooks"] is False
     pre = s["hooks"]["PreToolUse"]
-    assert [g["matcher"] for g in pre] == ["Bash", "Edit|Write|MultiEdit|NotebookEdit"]
+    # MCP tools too: zen's team tools and the user's own servers pass the guardian
+    assert [g["matcher"] for g in pre] == ["Bash", "Edit|Write|MultiEdit|NotebookEdit", "mcp__.*"]
+    assert s["permissions"] == {"allow": ["mcp__zen"]}
     for g in pre:
         assert g["hooks"] == [{"type": "command", "command": f"{Q} guard hook", "timeout": 10}]
     for event in ("Stop", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd"):
@@ -63,10 +68,17 @@ def test_claude_command_line_and_settings_file(tmp_path: Path) -> None:
     c = ctx(tmp_path)
     spec = get_adapter("claude").launch(c)
     settings = c.job_dir / "claude-settings.json"
-    assert spec.argv == ["claude", "--settings", str(settings), "--permission-mode", "acceptEdits",
-                         "--session-id", session_uuid(JOB), "--", prompt_for(c)]
+    mcp = c.job_dir / "mcp-config.json"
+    assert spec.argv == ["claude", "--settings", str(settings), "--mcp-config", str(mcp),
+                         "--permission-mode", "acceptEdits", "--session-id", session_uuid(JOB), "--", prompt_for(c)]
     assert json.loads(spec.files[settings]) == hook_settings(ZEN)
-    assert set(spec.files) == {settings}  # nothing in the worktree, nothing in ~/.claude
+    assert set(spec.files) == {settings, mcp}  # nothing in the worktree, nothing in ~/.claude
+    server = json.loads(spec.files[mcp])["mcpServers"]["zen"]
+    assert (server["type"], server["command"], server["args"]) == ("stdio", ZEN[0], ["mcp", "serve"])
+    assert server["env"]["ZEN_JOB_ID"] == JOB and server["env"]["ZEN_HOME"] == str(tmp_path)
+    # the user's own MCP servers stay, unless the lane asks for zen's alone
+    strict = get_adapter("claude").launch(ctx(tmp_path, lane={"strict_mcp": True})).argv
+    assert strict[strict.index("--mcp-config") + 2] == "--strict-mcp-config"
     assert spec.env == {} and spec.initial_input is None
     assert session_uuid(JOB) == session_uuid(JOB) != session_uuid(JOB + "x")
 
@@ -89,6 +101,10 @@ def test_codex_command_line(tmp_path: Path) -> None:
     assert not any(o.startswith("notify") for o in overrides)   # it also fires for the title turn
     assert spec.argv[-6:] == ["--ask-for-approval", "on-request", "--sandbox", "workspace-write",
                               "--", prompt_for(c)]
+    # zen's team tools: its MCP server with the job's identity (and the private tmux socket dir)
+    env = f'{{ ZEN_HOME = "{tmp_path}", ZEN_JOB_ID = "{JOB}", TMUX_TMPDIR = "{os.environ["TMUX_TMPDIR"]}" }}'
+    assert f'mcp_servers.zen.command="{ZEN[0]}"' in overrides and 'mcp_servers.zen.args=["mcp", "serve"]' in overrides
+    assert f"mcp_servers.zen.env={env}" in overrides
     assert spec.files == {} and get_adapter("codex").exit_keys == ["/quit", "Enter"]
     # zen's own options (its telemetry exporter) go in before the prompt's `--`
     extra = dataclasses.replace(c, extra_args=("-c", "otel.exporter=none"))
@@ -140,7 +156,8 @@ def test_sim_reads_the_same_settings_file_claude_would_get(tmp_path: Path) -> No
     spec = get_adapter("sim").launch(c)
     settings, script = c.job_dir / "claude-settings.json", c.job_dir / "sim-script.json"
     assert spec.argv == [sys.executable, "-P", "-m", "zen.agents.simagent", "--settings", str(settings),
-                         "--script", str(script), "--session-id", session_uuid(JOB)]
+                         "--script", str(script), "--session-id", session_uuid(JOB),
+                         "--mcp-config", str(c.job_dir / "mcp-config.json")]
     assert spec.files[settings] == get_adapter("claude").launch(ctx(tmp_path)).files[settings]
     assert json.loads(spec.files[script]) == steps
     assert get_adapter("sim").exit_keys == ["/exit", "Enter"]

@@ -43,7 +43,28 @@ def children_map() -> dict[int, list[int]]:
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid`, parents before their children."""
+    return descendants_in(children_map(), pid)
+
+
+def _ticks(pid: int) -> int:
+    """CPU time `pid` used so far (user + system), in clock ticks; 0 once it is gone."""
+    try:
+        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])    # utime, stime (stat fields 14 and 15)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def busy_below(pid: int) -> dict[int, int]:
+    """CPU ticks used so far by each process the agent started: everything below `pid` (the
+    pane's wrapper) except the agent itself, its direct child (an agent's own idle TUI is not
+    work; a test run it started is)."""
     kids = children_map()
+    agents = set(kids.get(pid, []))
+    return {p: _ticks(p) for p in descendants_in(kids, pid) if p not in agents}
+
+
+def descendants_in(kids: dict[int, list[int]], pid: int) -> list[int]:
     out: list[int] = []
     todo = list(kids.get(pid, []))
     while todo:
@@ -89,4 +110,4 @@ def continue_below(pid: int) -> list[int]:
     return pids
 
 
-__all__ = ["continue_below", "descendants", "state", "stop_below"]
+__all__ = ["busy_below", "continue_below", "descendants", "state", "stop_below"]

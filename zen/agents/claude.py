@@ -1,7 +1,7 @@
 """Interactive Claude Code in a tmux pane.
 
-    claude --settings <job>/claude-settings.json --permission-mode acceptEdits \\
-           --session-id <uuid from the job id> -- "<handoff pointer + prompt>"
+    claude --settings <job>/claude-settings.json --mcp-config <job>/mcp-config.json \\
+           --permission-mode acceptEdits --session-id <uuid from the job id> -- "<handoff pointer + prompt>"
 
 The per-job settings file registers zen's guardian (PreToolUse) and turn hooks; it layers above
 the user's and the project's settings, so nothing in the worktree or in ~/.claude is edited. The
@@ -24,6 +24,7 @@ from zen.agents.common import (
     session_uuid,
 )
 from zen.agents.settings import settings_text
+from zen.agents.teamtools import config_text, strict
 from zen.store.layout import JobPaths
 
 # Screen texts of the current and older Claude Code versions (reference/agents.md 1.5).
@@ -53,10 +54,14 @@ class ClaudeAdapter:
         self.exit_keys: list[str] | None = ["/exit", "Enter"]
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
-        settings = JobPaths(ctx.job_dir).claude_settings
+        paths = JobPaths(ctx.job_dir)
+        settings, mcp_config = paths.claude_settings, paths.mcp_config
         argv = [
             *agent_command(ctx, "claude"),
             "--settings", str(settings),
+            # zen's team tools beside the user's own MCP servers (only those with a strict lane)
+            "--mcp-config", str(mcp_config),
+            *(["--strict-mcp-config"] if strict(ctx) else []),
             "--permission-mode", str(ctx.settings.get("permission_mode") or "acceptEdits"),
             "--session-id", session_uuid(ctx.job_id),
             *model_args(ctx),
@@ -66,7 +71,8 @@ class ClaudeAdapter:
         env = agent_env(ctx)
         if ctx.task.max_tokens:  # Claude Code's own cap on a response's output tokens
             env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(ctx.task.max_tokens)
-        return LaunchSpec(argv=argv, env=env, files={settings: settings_text(ctx.zen_argv)})
+        return LaunchSpec(argv=argv, env=env, files={settings: settings_text(ctx.zen_argv),
+                                                     mcp_config: config_text(ctx)})
 
     def classify_screen(self, screen: str) -> str | None:
         return classify_claude_screen(screen)

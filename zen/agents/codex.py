@@ -42,6 +42,7 @@ from zen.agents.common import (
     model_args,
     zen_command,
 )
+from zen.agents.teamtools import codex_settings
 
 _DIALOG = re.compile(r"do you trust the contents of this directory|allow codex to work in this folder"
                      r"|trust this folder\?|folder access\s*\n|hooks need review", re.IGNORECASE)
@@ -109,7 +110,8 @@ class CodexAdapter:
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         overrides = [*hook_overrides(ctx), "tui.terminal_title=[]", "check_for_update_on_startup=false",
-                     "sandbox_workspace_write.exclude_slash_tmp=true"]
+                     "sandbox_workspace_write.exclude_slash_tmp=true",
+                     *codex_settings(ctx)]   # zen's team tools (zen mcp serve) as an MCP server
         argv = [*agent_command(ctx, "codex"), "--no-daemon", "--dangerously-bypass-hook-trust"]
         for item in overrides:
             argv += ["-c", item]

@@ -15,8 +15,11 @@ from typing import Any
 GUARD_TIMEOUT_S = 10
 HOOK_TIMEOUT_S = 10
 
-# tools whose calls the guardian vets before they run
-GUARDED_MATCHERS = ("Bash", "Edit|Write|MultiEdit|NotebookEdit")
+# tools whose calls the guardian vets before they run: MCP tools too (zen's team tools among them)
+GUARDED_MATCHERS = ("Bash", "Edit|Write|MultiEdit|NotebookEdit", "mcp__.*")
+# zen's own MCP tools run without a permission prompt (zen/agents/teamtools.py; the guardian
+# still checks every call)
+ALLOWED_TOOLS = ("mcp__zen",)
 # Claude Code events that tell zen where a turn stands
 TURN_EVENTS = ("Stop", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd")
 
@@ -32,7 +35,7 @@ def hook_settings(zen_argv: list[str]) -> dict[str, Any]:
         hooks[event] = [{"hooks": [{"type": "command", "command": f"{zen} hook {event}",
                                     "timeout": HOOK_TIMEOUT_S}]}]
     # a project's settings could switch hooks off; the command line layer wins over it
-    return {"disableAllHooks": False, "hooks": hooks}
+    return {"disableAllHooks": False, "hooks": hooks, "permissions": {"allow": list(ALLOWED_TOOLS)}}
 
 
 def settings_text(zen_argv: list[str]) -> str:

@@ -11,6 +11,7 @@ from zen.agents.claude import classify_claude_screen
 from zen.agents.common import agent_env, generic_question, session_uuid
 from zen.agents.settings import settings_text
 from zen.agents.simagent import default_script
+from zen.agents.teamtools import config_text
 from zen.store.layout import JobPaths
 
 
@@ -24,16 +25,18 @@ class SimAdapter:
 
     def launch(self, ctx: LaunchContext) -> LaunchSpec:
         paths = JobPaths(ctx.job_dir)
-        settings, script = paths.claude_settings, paths.sim_script
+        settings, script, mcp_config = paths.claude_settings, paths.sim_script, paths.mcp_config
         steps = ctx.task.script if ctx.task.script is not None else default_script(ctx.task.prompt)
         # the interpreter running zen has zen importable; `-m` keeps the path free of guesses
         argv = [sys.executable, "-P", "-m", "zen.agents.simagent", "--settings", str(settings),
-                "--script", str(script), "--session-id", session_uuid(ctx.job_id)]
+                "--script", str(script), "--session-id", session_uuid(ctx.job_id),
+                "--mcp-config", str(mcp_config)]
         return LaunchSpec(
             argv=argv,
             env={"PYTHONUNBUFFERED": "1", **agent_env(ctx)},
             files={settings: settings_text(ctx.zen_argv),
-                   script: json.dumps(steps, indent=2, ensure_ascii=False) + "\n"},
+                   script: json.dumps(steps, indent=2, ensure_ascii=False) + "\n",
+                   mcp_config: config_text(ctx)},
         )
 
     def classify_screen(self, screen: str) -> str | None:

@@ -24,9 +24,16 @@ Script steps (a JSON list of one-key objects, extra keys are options of that ste
     notify: MESSAGE               fire Notification (option type: permission_prompt by default)
     wait: true                    idle at the prompt: fire Stop, then each stdin line is a new turn
                                   ("ok: LINE"); "/exit" ends the session with 0
+    wait: {turns: [[STEPS], ...]} the same, but turn N (from 1) runs the Nth list of steps (the last
+                                  one again once they run out); "{turn}" in their text is N
+    mcp: TOOL                     call zen's MCP tool TOOL (PreToolUse(mcp__zen__TOOL) first) on the
+        args: {...}               server the --mcp-config file names, started at the first call; in
+                                  args "$spawned" is the ids agent_spawn returned so far
     exit: CODE                    fire Stop and SessionEnd, exit with CODE
 At the start it fires UserPromptSubmit with the prompt ($ZEN_PROMPT or --prompt); after the last
 step it fires Stop and SessionEnd and exits 0. SIGTERM fires SessionEnd and exits 143, like Claude.
+A Stop hook that answers {"decision": "block", "reason": TEXT} keeps it going, as Claude Code does:
+TEXT is its next prompt (a turn of a `wait` step, or the answer an `ask` step waits for).
 
 Start-up must be fast: standard library only.
 """
@@ -34,6 +41,7 @@ Start-up must be fast: standard library only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -167,12 +175,90 @@ def additional_context(results: list[tuple[int, str, str]]) -> list[str]:
     return out
 
 
+def stop_block(results: list[tuple[int, str, str]]) -> str | None:
+    """The reason of a Stop hook that answered decision "block" (Claude then goes on with it)."""
+    for code, stdout, _ in results:
+        if code != 0 or not stdout.lstrip().startswith("{"):
+            continue
+        try:
+            answer = json.loads(stdout)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and answer.get("decision") == "block" and answer.get("reason"):
+            return str(answer["reason"])
+    return None
+
+
+class McpClient:
+    """A minimal MCP client over stdio (JSON-RPC lines), standard library only: the server named
+    `zen` in the --mcp-config file, started at the first call and kept for the session, as
+    Claude Code keeps its servers."""
+
+    def __init__(self, config: dict[str, Any] | None) -> None:
+        self.entry = ((config or {}).get("mcpServers") or {}).get("zen")
+        self.proc: subprocess.Popen[str] | None = None
+        self.next_id = 0
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self.entry is None:
+            raise RuntimeError("no MCP server named zen (--mcp-config)")
+        env = {**os.environ, **{str(k): str(v) for k, v in (self.entry.get("env") or {}).items()}}
+        proc = subprocess.Popen([str(self.entry["command"]), *[str(a) for a in self.entry.get("args") or []]],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.proc = proc
+        self._request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "zen-sim", "version": "1"}})
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}})
+        return proc
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+
+    def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the MCP server closed its output")
+            msg = json.loads(line)
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError(str(msg["error"].get("message")))
+                return dict(msg.get("result") or {})
+
+    def call(self, tool: str, args: dict[str, Any]) -> tuple[bool, Any]:
+        """(ok, structured result or the error text)."""
+        if self.proc is None:
+            self._start()
+        result = self._request("tools/call", {"name": tool, "arguments": args})
+        if result.get("isError"):
+            return False, " ".join(c.get("text", "") for c in result.get("content") or [])
+        return True, result.get("structuredContent")
+
+    def close(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
 # -- the agent -----------------------------------------------------------------------------------
 
 class SimAgent:
     def __init__(self, settings: dict[str, Any], script: list[dict[str, Any]], prompt: str,
-                 cwd: Path, session_id: str, transcript: Path) -> None:
+                 cwd: Path, session_id: str, transcript: Path, mcp_config: dict[str, Any] | None = None) -> None:
         self.script = script
+        self.mcp = McpClient(mcp_config)
+        self.spawned: list[str] = []
+        self.turn = 1
         self.prompt = prompt
         self.cwd = cwd
         self.transcript = transcript
@@ -214,9 +300,10 @@ class SimAgent:
         self._record("user", text)
         self.hooks.fire("UserPromptSubmit", prompt=text)
 
-    def stop(self) -> None:
-        self.hooks.fire("Stop", stop_hook_active=False, last_assistant_message=self.last_message,
-                        background_tasks=[])
+    def stop(self) -> str | None:
+        """Fire Stop; a hook's "block" reason comes back (the next prompt), else None."""
+        return stop_block(self.hooks.fire("Stop", stop_hook_active=False,
+                                          last_assistant_message=self.last_message, background_tasks=[]))
 
     def end(self, code: int, reason: str = "other") -> int:
         self.stop()
@@ -314,11 +401,15 @@ class SimAgent:
                       env=_git_identity(self.cwd))
         elif "ask" in step:
             return self.ask(step)
+        elif "mcp" in step:
+            self.call_tool(str(step["mcp"]), dict(step.get("args") or {}))
         elif "notify" in step:
             self.hooks.fire("Notification", message=str(step["notify"]),
                             title=str(step.get("title", "Claude Code")),
                             notification_type=str(step.get("type", "permission_prompt")))
         elif "wait" in step:
+            if isinstance(step["wait"], dict):
+                return self.idle(step["wait"].get("turns") or [])
             if step["wait"]:
                 return self.idle()
         elif "exit" in step:
@@ -339,10 +430,38 @@ class SimAgent:
         if r.returncode:
             print(f"(exit code {r.returncode})", flush=True)
 
+    def call_tool(self, tool: str, args: dict[str, Any]) -> None:
+        """A zen MCP tool call, vetted by the PreToolUse hooks first like any tool of Claude's."""
+        args = {k: (list(self.spawned) if v == "$spawned" else v) for k, v in self.fill(args).items()}
+        self._record("assistant", f"(calls mcp__zen__{tool})")   # the model's message asking for it
+        if not self.tool(f"mcp__zen__{tool}", args):
+            return
+        try:
+            ok, result = self.mcp.call(tool, args)
+        except (OSError, RuntimeError, ValueError) as exc:
+            print(f"mcp {tool} failed: {exc}", flush=True)
+            return
+        if ok and tool == "agent_spawn" and isinstance(result, dict) and result.get("id"):
+            self.spawned.append(str(result["id"]))
+        shown = json.dumps(result, ensure_ascii=False) if ok else str(result)
+        print(f"mcp {tool} -> {'ok' if ok else 'error'}: {shown[:2000]}", flush=True)
+        self._record("user", f"tool {tool}: {shown[:4000]}")
+
+    def fill(self, value: Any) -> Any:
+        """'{turn}' in the step's text is the turn number (from 1)."""
+        if isinstance(value, str):
+            return value.replace("{turn}", str(self.turn))
+        if isinstance(value, dict):
+            return {k: self.fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.fill(v) for v in value]
+        return value
+
     def ask(self, step: dict[str, Any]) -> int | None:
         self.say(str(step["ask"]))
-        self.stop()
-        answer = self.read_line()
+        answer = self.stop()
+        if answer is None:
+            answer = self.read_line()
         if answer is None:
             print("stdin closed; ending the session", flush=True)
             self.hooks.fire("SessionEnd", reason="other")
@@ -361,19 +480,28 @@ class SimAgent:
                     return self.end(int(step["otherwise_exit"]))
         return None
 
-    def idle(self) -> int:
-        """Rest at the prompt like Claude after a turn: each line is a new turn, /exit ends it."""
-        self.stop()
+    def idle(self, turns: list[list[dict[str, Any]]] | None = None) -> int:
+        """Rest at the prompt like Claude after a turn: each line (or a Stop hook's block reason)
+        is a new turn, /exit ends it. With `turns`, turn N runs the Nth list of steps."""
+        pending = self.stop()
         while True:
-            line = self.read_line()
+            line = pending if pending is not None else self.read_line()
+            pending = None
             if line is None or line.strip() == "/exit":
                 self.hooks.fire("SessionEnd", reason="prompt_input_exit")
                 return 0
             if not line.strip():
                 continue
+            self.turn += 1
             self.user_turn(line)
-            self.say(f"ok: {line}")
-            self.stop()
+            if turns:
+                for step in turns[min(self.turn - 2, len(turns) - 1)]:
+                    code = self.step(self.fill(step))
+                    if code is not None:
+                        return code
+            else:
+                self.say(f"ok: {line}")
+            pending = self.stop()
 
 
 def _git_identity(cwd: Path) -> dict[str, str]:
@@ -413,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prompt", help="the task prompt (default: $ZEN_PROMPT)")
     p.add_argument("--session-id", help="session id given to hooks (default: from $ZEN_JOB_ID)")
     p.add_argument("--cwd", help="working directory (default: the current one)")
+    p.add_argument("--mcp-config", help="MCP servers file (Claude Code's --mcp-config shape)")
     args = p.parse_args(argv)
 
     cwd = Path(args.cwd or os.getcwd()).resolve()
@@ -426,7 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     job = os.environ.get("ZEN_JOB_ID", "")
     session_id = args.session_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"zen-sim:{job or os.getpid()}"))
     transcript_dir = Path(args.settings).resolve().parent if args.settings else Path(os.environ.get("TMPDIR", "/tmp"))
-    agent = SimAgent(settings, script, prompt, cwd, session_id, transcript_dir / f"sim-{session_id}.jsonl")
+    agent = SimAgent(settings, script, prompt, cwd, session_id, transcript_dir / f"sim-{session_id}.jsonl",
+                     _load_json(args.mcp_config, "MCP config"))
 
     def on_term(signum: int, frame: Any) -> None:
         raise Terminated
@@ -441,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         agent.hooks.fire("SessionEnd", reason="other")
         return 130
+    finally:
+        agent.mcp.close()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import typer
 
 from zen.cli import render
 from zen.cli.common import JSON
+from zen.orchestration.fastsetup import fast_setup
 from zen.store.home import init_home
 
 
@@ -17,6 +18,7 @@ from zen.store.home import init_home
 class Initialised:
     home: str
     created: list[str] = field(default_factory=list)
+    preset: list[str] = field(default_factory=list)    # zen.yaml fields --fast filled
 
 
 def _text(r: Initialised) -> Iterator[render.Out]:
@@ -24,16 +26,21 @@ def _text(r: Initialised) -> Iterator[render.Out]:
         yield f"initialised zen home at {r.home} ({len(r.created)} entries created)"
     else:
         yield f"zen home at {r.home} is already complete; nothing changed"
+    if r.preset:
+        yield f"recommended preset: filled {len(r.preset)} missing field(s) of zen.yaml"
     yield f"next: export ZEN_HOME={r.home}; zen lane add NAME /path/to/repo"
 
 
 def init(
     directory: Path = typer.Argument(Path("."), help="Where to create the home (default: here)."),
+    fast: bool = typer.Option(False, "--fast", help="Also fill zen.yaml's missing fields with the recommended "
+                              "preset (zen config fast-setup), in one save; nothing that widens what agents may do."),
     json_out: bool = JSON,
 ) -> int:
     """Create a zen home (idempotent: never overwrites a file you may have edited)."""
     home, created = init_home(directory)
-    render.emit(Initialised(str(home.root), created), json_out, _text)
+    filled = fast_setup(home) if fast else []
+    render.emit(Initialised(str(home.root), created, filled), json_out, _text)
     return 0
 
 

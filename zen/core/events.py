@@ -34,6 +34,10 @@ FORMAT_VERSION = 1
 #                 of cache writes; api.request, api.error, tool.result (OpenTelemetry).
 #   v1  issue 19  the coordinator writes files.changed, lock.*, coord.overlap, coord.conflict and
 #                 base.moved (with optional fields); webhook.sent, webhook.dead (logs/control.jsonl).
+#   v1  issue 22  team.spawned, team.report, team.control, team.message written (zen mcp serve, zen
+#                 team); team.delivered; actor "agent" (a team tool call); goal.* written (goal
+#                 continuation), goal.turn, goal.held, goal.stopped added; recovery.* written
+#                 (zen recover).
 #   v1  issue 17  job.paused, job.resumed, job.landed, files.edited written (zen pause / resume /
 #                 land, the dashboard's editor); job state `paused`.
 #   v1  issue 14  usage gains chat (a Gemini CLI chat log) and analytics (aider's log); turn.* by
@@ -128,9 +132,13 @@ class EventType(StrEnum):
     TEAM_REPORT = "team.report"
     TEAM_CONTROL = "team.control"
     TEAM_MESSAGE = "team.message"
+    TEAM_DELIVERED = "team.delivered"
+    GOAL_TURN = "goal.turn"
+    GOAL_HELD = "goal.held"
     GOAL_CONTINUED = "goal.continued"
     GOAL_BLOCKED = "goal.blocked"
     GOAL_DONE = "goal.done"
+    GOAL_STOPPED = "goal.stopped"
     RECOVERY_STARTED = "recovery.started"
     RECOVERY_DONE = "recovery.done"
     # turns on another machine (DESIGN 14)
@@ -154,6 +162,7 @@ class Actor(StrEnum):
     HUMAN = "human"
     TELEMETRY = "telemetry"     # the agent's own OpenTelemetry, through zen's receiver
     WORKER = "worker"
+    AGENT = "agent"             # an agent's own call of zen's team tools (zen mcp serve)
 
 
 # the reasons a turn waits (turn.waiting "reason")
@@ -342,21 +351,32 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
           opt("commit", STR), opt("other_commit", STR)),
     _spec(E.BASE_MOVED, "the lane's base branch moved under the job",
           req("base", STR), req("old", STR), req("new", STR)),
-    _spec(E.TEAM_SPAWNED, "this job started a worker job",
-          req("worker", STR), opt("request_id", STR), opt("goal", STR), emitted=False),
+    _spec(E.TEAM_SPAWNED, "this job started a worker job (agent_spawn; the worker's task names it as parent)",
+          req("worker", STR), opt("request_id", STR), opt("goal", STR), opt("agent", STR), opt("depth", INT)),
     _spec(E.TEAM_REPORT, "a worker reported to its parent (done | blocked | progress)",
-          req("status", STR), opt("summary", STR), opt("blocker", STR), emitted=False),
-    _spec(E.TEAM_CONTROL, "a parent controlled a worker (compare-and-set on revision)",
+          req("status", STR), opt("summary", STR), opt("blocker", STR), opt("parent", STR, NONE)),
+    _spec(E.TEAM_CONTROL, "a parent (or a human) controlled this job, compare-and-set on its revision",
           req("target", STR), req("action", STR), opt("expected_revision", INT), opt("ok", BOOL),
-          emitted=False),
-    _spec(E.TEAM_MESSAGE, "a message to another job of the team", req("target", STR), req("text", STR),
-          emitted=False),
-    _spec(E.GOAL_CONTINUED, "the supervisor continued a goal after a turn", opt("turn", INT), emitted=False),
+          opt("by", STR)),
+    _spec(E.TEAM_MESSAGE, "a message for this job from its parent, a worker or a human: typed in when it "
+          "waits, else queued for its next turn boundary", req("target", STR), req("text", STR),
+          opt("id", STR), opt("sender", STR), opt("queued", BOOL), opt("kind", STR)),
+    _spec(E.TEAM_DELIVERED, "a queued message reached the agent (via: hook | typed | wait)",
+          req("id", STR), opt("via", STR)),
+    _spec(E.GOAL_TURN, "a turn of a goal ended: what zen read of it (the goal clock, blocker, progress)",
+          req("turn", INT), req("at", NUM), opt("blocker", STR), opt("fingerprint", STR), opt("progress", BOOL),
+          opt("done", BOOL), opt("head", STR), opt("tree", STR), opt("tokens", NUM), opt("cost_usd", NUM)),
+    _spec(E.GOAL_HELD, "the next continuation waits (a repeated blocker, or the circuit breaker)",
+          req("until", NUM), req("reason", STR), opt("streak", INT), opt("turn", INT)),
+    _spec(E.GOAL_CONTINUED, "the supervisor continued a goal after a turn", req("turn", INT), opt("at", NUM)),
     _spec(E.GOAL_BLOCKED, "the same blocker persisted: the goal stops as blocked",
-          req("blocker", STR), opt("turns", INT), emitted=False),
-    _spec(E.GOAL_DONE, "the worker reported its goal done", opt("summary", STR), emitted=False),
-    _spec(E.RECOVERY_STARTED, "a new session in the same worktree", opt("session", STR), emitted=False),
-    _spec(E.RECOVERY_DONE, "the recovery session runs", opt("session", STR), emitted=False),
+          req("blocker", STR), req("turns", INT), opt("span_s", NUM), opt("at", NUM), opt("reason", STR)),
+    _spec(E.GOAL_DONE, "the agent reported its goal done; zen finishes it", opt("summary", STR), opt("turns", INT)),
+    _spec(E.GOAL_STOPPED, "a budget or the turn limit stopped the goal; zen finishes it",
+          req("reason", STR), opt("turns", INT)),
+    _spec(E.RECOVERY_STARTED, "zen recover: a new agent session in the same worktree, under the recovery lease",
+          opt("session", STR), opt("attempt", INT), opt("handoff", STR)),
+    _spec(E.RECOVERY_DONE, "the recovery session runs", opt("session", STR), opt("attempt", INT)),
     _spec(E.REMOTE_SUBMIT, "about to submit this turn as a Ray job (the id is reserved first: "
           "a crash before the answer never submits it twice)",
           req("submission_id", STR), req("turn", INT), req("attempt", INT), req("address", STR),

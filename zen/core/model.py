@@ -49,6 +49,30 @@ class Level(IntEnum):
             raise ValueError(f"unknown autonomy level {text!r} (one of {names})") from None
 
 
+GOALS = ("until-done",)
+
+
+class Budget(BaseModel):
+    """A goal's hard caps (DESIGN 13): whichever is reached first stops the goal."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: int | None = Field(default=None, ge=1)
+    cost_usd: float | None = Field(default=None, gt=0)
+    wall: str | float | None = None      # a duration: 90s, 30m, 2h
+
+    @field_validator("wall")
+    @classmethod
+    def _wall(cls, v: str | float | None) -> str | float | None:
+        if v is not None and parse_duration(v) <= 0:
+            raise ValueError("budget.wall must be positive")
+        return v
+
+    @property
+    def wall_s(self) -> float | None:
+        return None if self.wall is None else parse_duration(self.wall)
+
+
 class Task(BaseModel):
     """A task file as written to the spool and kept as jobs/<id>/task.yaml."""
 
@@ -78,6 +102,17 @@ class Task(BaseModel):
     model: str | None = Field(default=None, min_length=1, max_length=200)
     max_tokens: int | None = Field(default=None, ge=1)
     executor: str | dict[str, Any] | None = None  # local | ray | {kind: ray, ...}: else the lane's (DESIGN 14)
+    # agent teams (DESIGN 13); absent from task.yaml when not set
+    goal: str | None = None              # "until-done": continued after each turn until it reports done
+    request_id: str | None = Field(default=None, min_length=1, max_length=200)  # agent_spawn replays
+    budget: Budget | None = None         # hard caps of a goal: tokens, cost, wall time
+
+    @field_validator("goal")
+    @classmethod
+    def _goal(cls, v: str | None) -> str | None:
+        if v is not None and v not in GOALS:
+            raise ValueError(f"goal {v!r} is not known (one of: {', '.join(GOALS)})")
+        return v
 
     @field_validator("zen")
     @classmethod
@@ -198,3 +233,5 @@ class JobSnapshot(BaseModel):
     remote_job: str | None = None       # the current turn's Ray submission id
     remote_address: str | None = None   # the cluster's job API
     remote_host: str | None = None      # the node the current turn runs on
+    parent: str | None = None           # the job that spawned this one (agent teams, DESIGN 13)
+    created_by: str | None = None       # human | job:<id>

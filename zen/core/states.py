@@ -41,6 +41,7 @@ _MOVES: dict[str, JobStatus | None] = {
     E.JOB_CANCELLED: S.cancelled,
     E.JOB_PAUSED: S.paused,
     E.REMOTE_SUBMITTED: S.working,   # a turn on a Ray cluster (DESIGN 14) is under way
+    E.RECOVERY_STARTED: S.starting,    # zen recover: a new session in the same worktree
 }
 
 # from-state -> states it may move to. Anything else is recorded but ignored for the state.
@@ -53,10 +54,11 @@ _ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     S.waiting: frozenset({S.working, S.waiting, S.exited, S.failed, S.cancelled, S.paused}),
     # a stopped agent makes no turns: only job.resumed (to the state it was paused in) or its end
     S.paused: frozenset({S.paused, S.exited, S.failed, S.cancelled}),
-    S.exited: frozenset({S.harvested, S.failed, S.cancelled, S.queued}),
-    # a re-harvest (zen harvest twice) keeps the job harvested with the newer commit
-    S.harvested: frozenset({S.harvested}),
-    S.failed: frozenset({S.failed}),
+    S.exited: frozenset({S.harvested, S.failed, S.cancelled, S.queued, S.starting}),
+    # a re-harvest (zen harvest twice) keeps the job harvested with the newer commit; a recovery
+    # (zen recover) starts it again in its worktree
+    S.harvested: frozenset({S.harvested, S.starting}),
+    S.failed: frozenset({S.failed, S.starting}),
     S.cancelled: frozenset(),
 }
 
@@ -76,6 +78,8 @@ def _task_received(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.domain = task.get("domain", snap.domain)
     snap.priority = int(task.get("priority", snap.priority))
     snap.created_at = task.get("created_at", ts)
+    snap.parent = task.get("parent") or snap.parent
+    snap.created_by = task.get("created_by") or snap.created_by
 
 
 def _worktree_created(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
@@ -89,6 +93,11 @@ def _agent_spawned(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.tmux_session = ev.get("session", snap.tmux_session)
     snap.tmux_target = ev.get("target", snap.tmux_target)
     snap.started_at = snap.started_at or ts
+
+
+def _recovery_started(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    if snap.state is not S.cancelled:
+        snap.exit_code = snap.exit_signal = snap.ended_at = None
 
 
 def _turn_waiting(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
@@ -219,6 +228,7 @@ _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.REMOTE_SUBMIT: _remote_submit,
     E.REMOTE_SUBMITTED: _remote_submitted,
     E.REMOTE_STARTED: _remote_started,
+    E.RECOVERY_STARTED: _recovery_started,
 }
 _WITH_REASON = (S.waiting, S.failed, S.queued)
 

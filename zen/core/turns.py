@@ -102,6 +102,18 @@ class TurnDetector:
             self._hold(now, WAITING, self.reason)
         return tr
 
+    def tool(self, now: float, hold_s: float) -> None:
+        """The agent started a tool call (its PreToolUse hook was answered): it works until a hook
+        says otherwise or `hold_s` passed, however silent the call (a long test run, a wait on
+        workers). Only agents whose hooks also report the turn's end get this signal. Called while
+        it is recorded as waiting (a permission prompt answered in `zen attach`), it only ends the
+        wait's hold, so the output that follows is read as work."""
+        if self.state == WAITING:
+            self.input(now)
+            return
+        self.hold_until = max(self.hold_until, now + hold_s)
+        self.last_activity = now
+
     def input(self, now: float) -> None:
         """A human typed into the pane: the hold of a previous hook no longer applies."""
         self.hold_until = float("-inf")

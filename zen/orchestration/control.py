@@ -357,25 +357,26 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
                    recorded_exit=ev is not None, review_branch=snap.review_branch, harvest=harvested)
 
 
-def finish(home: Home, ref: str) -> Stopped:
+def finish(home: Home, ref: str, *, actor: str = Actor.HUMAN) -> Stopped:
+    """End the agent gracefully and harvest; `actor` agent when a parent's team tool asks."""
     ctx, _ = _job(home, ref)
     with serialised(home, ctx.job_id):
-        return _finish(ctx, ctx.snapshot())
+        return _finish(ctx, ctx.snapshot(), actor)
 
 
-def _finish(ctx: JobContext, snap: JobSnapshot) -> Stopped:
+def _finish(ctx: JobContext, snap: JobSnapshot, actor: str) -> Stopped:
     home, job_id = ctx.home, ctx.job_id
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     if snap.state is JobStatus.queued:
         raise ZenError(f"job {job_id} has not started yet (zen cancel {job_id} drops it)")
     # recorded first, like job.cancelled: whoever records the exit, the timeline says a human asked
-    ctx.append(E.FINISH_REQUESTED, actor=Actor.HUMAN)
+    ctx.append(E.FINISH_REQUESTED, actor=actor)
     keys, pause = None, 0.0
     with contextlib.suppress(ZenError):
         adapter = get_adapter(snap.agent or "cmd")
         keys, pause = adapter.exit_keys, float(getattr(adapter, "key_pause_s", 0.0))
-    return stop_job(home, job_id, keys=keys, actor=Actor.HUMAN, reason="finish", ctx=ctx, key_pause_s=pause)
+    return stop_job(home, job_id, keys=keys, actor=actor, reason="finish", ctx=ctx, key_pause_s=pause)
 
 
 def _claim_pending(home: Home, ref: str) -> bool:
@@ -392,7 +393,7 @@ def _claim_pending(home: Home, ref: str) -> bool:
     return True
 
 
-def cancel(home: Home, ref: str, reason: str | None = None) -> Stopped:
+def cancel(home: Home, ref: str, reason: str | None = None, *, actor: str = Actor.HUMAN) -> Stopped:
     try:
         ctx, _ = _job(home, ref)
     except NotFound:
@@ -400,20 +401,20 @@ def cancel(home: Home, ref: str, reason: str | None = None) -> Stopped:
             raise
         ctx, _ = _job(home, ref)
     with serialised(home, ctx.job_id):
-        return _cancel(ctx, ctx.snapshot(), reason)
+        return _cancel(ctx, ctx.snapshot(), reason, actor)
 
 
-def _cancel(ctx: JobContext, snap: JobSnapshot, reason: str | None) -> Stopped:
+def _cancel(ctx: JobContext, snap: JobSnapshot, reason: str | None, actor: str) -> Stopped:
     home, job_id = ctx.home, ctx.job_id
     if snap.state.final:
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
-    ctx.append(E.JOB_CANCELLED, actor=Actor.HUMAN, reason=reason or "cancelled by a human")
+    ctx.append(E.JOB_CANCELLED, actor=actor, reason=reason or "cancelled by a human")
     if snap.state is JobStatus.queued and not snap.tmux_session:
         release_ended(home, job_id, "job cancelled")
         ctx.snapshot()
         return Stopped(job_id, JobStatus.cancelled.value, started=False)
-    return stop_job(home, job_id, grace_s=_grace(ctx.config), actor=Actor.HUMAN, reason="cancel", ctx=ctx)
+    return stop_job(home, job_id, grace_s=_grace(ctx.config), actor=actor, reason="cancel", ctx=ctx)
 
 
 def harvest_now(home: Home, ref: str) -> Harvest:

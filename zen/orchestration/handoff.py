@@ -103,6 +103,7 @@ def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, br
     ]
     if files:
         lines += ["- Files this task most likely touches:", *[f"  - `{f}`" for f in files], ""]
+    lines += agreement(task)
     warnings = _incident_warnings(home, lane, task.domain, files) if home is not None else []
     if warnings:
         lines += ["## Warnings from past incidents", ""]
@@ -111,6 +112,31 @@ def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, br
             lines += [f"  - {t}" for t in texts]
         lines.append("")
     return "\n".join(lines)
+
+
+def agreement(task: Task) -> list[str]:
+    """The coordination agreement of a worker (DESIGN 13): its goal, its paths, how to report
+    and how to ask its parent. Jobs a human started get a line on the team tools instead."""
+    if not task.parent:
+        return ["## Team tools", "",
+                "- zen's MCP tools (`agent_spawn`, `agent_wait`, `agent_status`, ...) start worker jobs for",
+                "  parts of this task, each in its own worktree; their work comes back on their own review",
+                "  branches. `get_agent_brief` describes this job.", ""]
+    paths = ", ".join(f"`{p}`" for p in task.paths) if task.paths else "none leased in advance"
+    goal = ("continued by zen after each turn until you report it done; the same blocker reported "
+            "three turns in a row stops it as blocked" if task.goal == "until-done" else "one task")
+    return [
+        "## Coordination agreement (you are a worker)", "",
+        f"- Parent job: `{task.parent}` started you (`created_by: {task.created_by}`). Your goal is the",
+        f"  task above ({goal}).",
+        f"- Your paths: {paths}. Stay within your goal; files other jobs lease are refused to you.",
+        "- Report with the MCP tool `agent_report`: status `done` with a summary of what you did when",
+        "  the goal is met (commit your work first), `blocked` with the blocker when you cannot go on,",
+        "  `progress` for news on the way. Your parent waits for these reports.",
+        "- Ask your parent with `agent_message` (id: your parent's job id); its answer reaches you as",
+        "  a message. You control no other job: not your parent, not your siblings.",
+        "",
+    ]
 
 
 def _incident_warnings(home: Home, lane: str, domain: str | None, files: list[str]) -> list[tuple[str, str, list[str]]]:

@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+from zen.core import teamtree
 from zen.core.breaker import breaker as breaker_until
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
@@ -98,8 +99,15 @@ def status(home: Home, *, full: bool = False) -> dict[str, Any]:
     whole state, as --json prints it; else what the table shows)."""
     cfg = Config.load(home)
     jobs = snapshots.rows(str(home.jobs), full=full)
-    return {"supervisor": supervisor_status(home), "breaker": breaker(home, cfg), "pending": pending(home),
-            "jobs": jobs, "usage": usage_of(jobs), "quarantined": quarantine_json(spool.quarantined(home))}
+    waiting = pending(home)
+    # agent teams: each worker nested under the job that spawned it
+    tree = teamtree.forest([{"id": p.get("id"), "name": p.get("name"), "state": "pending", "parent": p.get("parent")}
+                            for p in waiting] +
+                           [{"id": j.get("job"), "name": j.get("name"), "state": j.get("state"),
+                             "parent": j.get("parent")} for j in jobs])
+    return {"supervisor": supervisor_status(home), "breaker": breaker(home, cfg), "pending": waiting,
+            "jobs": jobs, "usage": usage_of(jobs), "quarantined": quarantine_json(spool.quarantined(home)),
+            "tree": tree}
 
 
 # -- one job -----------------------------------------------------------------------------------
@@ -140,4 +148,6 @@ def job(home: Home, ref: str, *, last_events: int = 10) -> dict[str, Any]:
         raise NotFound(f"job {job_id} has no record")
     fold = metrics_snapshot.current(d, job_id)
     return {"job": job_id, "task": task, "state": state, "metrics": figures([fold], now=timestamp()),
-            "events": events[-last_events:] if last_events > 0 else []}
+            "events": events[-last_events:] if last_events > 0 else [],
+            "parent": (task or {}).get("parent"),
+            "workers": [str(e["worker"]) for e in events if e.get("type") == E.TEAM_SPAWNED]}

@@ -12,7 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zen.core.events import timestamp
+from zen.core import teamtree
+from zen.core.events import EventType, timestamp
 from zen.core.model import JobSnapshot, Task
 from zen.core.refs import resolve
 from zen.observe import snapshot as metrics_snapshot
@@ -106,11 +107,18 @@ class Status:
             "supervisor": dict(self.supervisor),
             "breaker": dict(self.breaker),
             "pending": [{"id": t.id, "name": t.name, "agent": t.agent.value, "lane": t.lane or t.repo,
-                         "created_at": t.created_at} for t in self.pending],
+                         "created_at": t.created_at, "parent": t.parent} for t in self.pending],
             "jobs": [j.model_dump(mode="json") for j in self.jobs],
             "quarantined": quarantine_json(self.quarantined),
             "usage": self.usage(),
+            "tree": self.tree(),
         }
+
+    def tree(self) -> list[dict[str, Any]]:
+        """Jobs and pending tasks nested under the job that spawned them (agent teams)."""
+        nodes = [{"id": t.id, "name": t.name, "state": "pending", "parent": t.parent} for t in self.pending]
+        nodes += [{"id": j.job, "name": j.name, "state": j.state.value, "parent": j.parent} for j in self.jobs]
+        return teamtree.forest(nodes)
 
     def usage(self) -> dict[str, Any]:
         """Tokens, cost, API calls and errors of every job together (from state.json's sums)."""
@@ -152,19 +160,24 @@ class JobDetail:
     state: JobSnapshot
     events: list[dict[str, Any]]
     metrics: dict[str, Any] = field(default_factory=dict)
+    workers: list[str] = field(default_factory=list)   # the jobs this one spawned (agent teams)
 
     def to_json(self) -> dict[str, Any]:
         return {"task": self.task.model_dump(mode="json"), "state": self.state.model_dump(mode="json"),
-                "metrics": self.metrics, "events": self.events}
+                "metrics": self.metrics, "events": self.events, "parent": self.task.parent,
+                "workers": self.workers}
 
 
 def job_detail(home: Home, ref: str, *, last_events: int = 10) -> JobDetail:
     job_id = resolve_job(home, ref)
     store = JobStore(home)
-    events = store.events(job_id)[-last_events:] if last_events > 0 else []
+    timeline = store.events(job_id)
+    events = timeline[-last_events:] if last_events > 0 else []
     fold: JobFold = metrics_snapshot.current(store.dir(job_id), job_id)
+    # the workers it started, from its own timeline (team.spawned): no other job is read
+    workers = [str(e["worker"]) for e in timeline if e.get("type") == EventType.TEAM_SPAWNED]
     return JobDetail(job_id, store.task(job_id), store.snapshot(job_id, write=False), events,
-                     figures([fold], now=timestamp()))
+                     figures([fold], now=timestamp()), workers)
 
 
 @dataclass(frozen=True)

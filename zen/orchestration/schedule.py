@@ -10,6 +10,7 @@ from typing import Any
 from zen.core import schedule as core
 from zen.core.ids import parse_iso
 from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
+from zen.orchestration import breaker
 from zen.store import spool
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
@@ -102,8 +103,9 @@ def try_automatic_start(home: Home, cfg: Config, now: float) -> bool:
             until = None
         else:
             until = now + cfg.seconds("breaker", "hold")
-        atomic_write(path, json.dumps({"v": CONTROL_VERSION, "automatic_starts": starts, "open_until": until}) + "\n",
-                     durable=False)
+        # the per-kind counts (zen.orchestration.breaker) share the file: kept as they are
+        atomic_write(path, json.dumps({**data, "v": CONTROL_VERSION, "automatic_starts": starts,
+                                       "open_until": until}) + "\n", durable=False)
     return allowed
 
 
@@ -123,4 +125,5 @@ def breaker_status(home: Home, now: float | None = None) -> dict[str, Any]:
     recent = [t for t in data.get("automatic_starts", []) if now - float(t) <= window]
     until = breaker_until(home, cfg, now)
     return {"open": until is not None, "open_until": until, "automatic_in_window": len(recent),
-            "limit": int(cfg.get("breaker", "max_automatic")), "window_s": window}
+            "limit": int(cfg.get("breaker", "max_automatic")), "window_s": window,
+            "kinds": breaker.status(home, cfg, now)}

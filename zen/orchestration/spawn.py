@@ -199,12 +199,14 @@ def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit:
 
 
 def attempt_of(ctx: JobContext) -> int:
-    """This start's attempt: one per worktree.created (every start records one)."""
-    return sum(1 for e in ctx.events() if e.get("type") == E.WORKTREE_CREATED)
+    """This start's attempt: one per worktree.created (every start records one) and one per
+    recovery.started (zen recover's new session in the same worktree)."""
+    return sum(1 for e in ctx.events() if e.get("type") in (E.WORKTREE_CREATED, E.RECOVERY_STARTED))
 
 
-def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
+def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None = None) -> Launched:
     """The agent in its own tmux session, output streamed to pane.log; records agent.spawned.
+    `handoff` is what the agent reads first (default handoff.md; a recovery gives its own).
 
     Spawn exactly once (issue 15): `spawn.intent` is recorded before tmux starts anything, and
     the pane is marked with the attempt in the same tmux call that starts the agent. A restart
@@ -216,7 +218,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared) -> Launched:
     worktree = prepared.worktree
     lane = lane_of(ctx)
     spec = adapter.launch(LaunchContext(home=ctx.home.root, job_id=ctx.job_id, job_dir=paths.dir, worktree=worktree,
-                                        handoff=paths.handoff, task=ctx.task, zen_argv=zen_argv(),
+                                        handoff=handoff or paths.handoff, task=ctx.task, zen_argv=zen_argv(),
                                         settings=ctx.agent_settings, repo=lane.repo, lane=dict(lane.spec),
                                         extra_args=tuple(telemetry.agent_args(
                                             ctx.home.control, ctx.job_id, ctx.agent, prepared.env,

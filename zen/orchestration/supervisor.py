@@ -65,6 +65,7 @@ from zen.orchestration.remote.runner import RemoteTurns
 from zen.orchestration.spawn import Launched
 from zen.orchestration.starter import SPAWN, Spawner, Starter
 from zen.orchestration.status import supervisor_pid
+from zen.orchestration.team_loop import TeamLoop
 from zen.orchestration.watcher import JobWatcher, WatchDeps, WatchSettings
 from zen.orchestration.webhooks import Webhooks
 from zen.store import events as ev_store
@@ -130,8 +131,10 @@ class Supervisor:
         # leases renewed and released, changes and conflicts across live jobs (DESIGN 10)
         self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked), quiet=self._quiet_since)
         self.webhooks = Webhooks(home)  # coordinator.notification_webhook, from coord/outbox/
+        # agent teams (DESIGN 13): goals continued, messages delivered, recovered sessions adopted
+        self.team = TeamLoop(home, self.store, self.tmux)
         self.deps = WatchDeps(store=self.store, clock=clock, panes=self.tmux, signal=signal_fn,
-                              turn_ended=self.coord.poke, publish=self._metrics,
+                              turn_ended=self._turn_ended, publish=self._metrics,
                               observed=self._limits)
         self.intake = Intake(home, self.store)
         # jobs whose turns run on a Ray cluster (DESIGN 14): started, followed and settled there
@@ -238,6 +241,9 @@ class Supervisor:
     def loop_once(self) -> None:
         if not self.stopping:
             self.starter.queued.update(self.intake.claim_new())
+        for job_id in self.team.tick():  # sessions `zen recover` started
+            if job_id not in self.tracked:
+                self._track(job_id, self.store.snapshot(job_id))
         self.step_all()
         self._retry_unsettled()
         if not self.stopping:
@@ -405,6 +411,10 @@ class Supervisor:
         if got is not None:
             log.info("job %s: %s; stopping the agent", job_id, got.reason)
 
+    def _turn_ended(self, job_id: str) -> None:
+        self.coord.poke(job_id)          # compare its changes now
+        self.team.turn_ended(job_id)     # messages queued during the turn
+
     def _metrics(self, job_id: str) -> None:
         """Publish the job's metrics.json (the observatory's snapshot of its timeline)."""
         try:
@@ -478,6 +488,8 @@ class Supervisor:
             return
         ctx = self._ctx(w.job_id)
         control.settle_exit(ctx, self.tmux, info, actor="supervisor")
+        if self.team.exited(w.job_id):
+            return  # a goal's agent died: a new session goes on in the worktree (teams.recovery auto)
         if self.cfg.get("supervisor", "auto_cleanup"):
             snap = ctx.snapshot()
             if snap.exit_code == 0 and snap.review_branch:
@@ -504,6 +516,8 @@ class Supervisor:
             watcher = self.tracked[job_id]
             try:
                 ended = watcher.step(panes.get(watcher.session))
+                if ended is None and watcher.detector.state == WAITING:
+                    self.team.waiting(job_id)   # a goal's turn ended: continue, hold or stop it
                 if ended is not None:
                     self.tracked.pop(job_id, None)
                     self.coord.scanner.forget(job_id)

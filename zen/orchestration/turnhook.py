@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zen.core import messages
 from zen.core.events import Actor, EventType
 from zen.store import events
 from zen.store.layout import JobPaths
@@ -112,6 +113,28 @@ def _last_event(path: Path) -> dict[str, Any] | None:
     return None
 
 
+def _deliver_queued(paths: JobPaths, job: str) -> bool:
+    """Messages queued for the agent while it worked (team tools, DESIGN 13) are delivered at
+    its turn's end: the Stop hook answers "block" with them, so the agent goes on with them as
+    its next prompt (Claude Code's protocol; the sim follows it). Each is claimed once under the
+    job's lock, so the supervisor never types one the hook delivered. True when any went out."""
+    queued = messages.pending(events.read_events(paths.events))
+    claimed = []
+    for m in queued:
+        msg_id = str(m.get("id"))
+        def seen(evs: list[dict[str, Any]], i: str = msg_id) -> bool:
+            return messages.delivered(evs, i)
+
+        ev = events.append_unless(paths.dir, job, E.TEAM_DELIVERED, seen, Actor.HOOK, id=msg_id, via="hook")
+        if ev is not None:
+            claimed.append(m)
+    if not claimed:
+        return False
+    sys.stdout.write(json.dumps({"decision": "block", "reason": messages.text(claimed)}) + "\n")
+    sys.stdout.flush()
+    return True
+
+
 def main(argv: list[str]) -> int:
     try:
         return _main(argv)
@@ -180,9 +203,11 @@ def _main(argv: list[str]) -> int:
     if found is None:
         return 0
     etype, fields = found
+    # messages queued while the agent worked go out now: it goes on with them, so no turn ended
+    went_on = event == "Stop" and _deliver_queued(paths, job)
     last = _last_event(paths.events)
     # A Notification(idle) right after the Stop that already said so adds nothing
-    if not (last and last.get("type") == etype and last.get("actor") == Actor.HOOK
+    if not went_on and not (last and last.get("type") == etype and last.get("actor") == Actor.HOOK
             and last.get("reason") == fields.get("reason") and etype != E.SESSION_ENDED):
         events.append(paths.dir, job, etype, actor=Actor.HOOK, **fields)
     _record_usage(agent, event, paths.dir, job, Path(home), payload)

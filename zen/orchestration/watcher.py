@@ -45,6 +45,13 @@ SETTLE_WAIT_S = 2.0
 SCREEN_EVERY_S = 1.0
 METRICS_EVERY_S = 2.0                      # how often a live job's metrics.json is published
 OUTPUT_STATE_WINDOW = 65536                # bytes of new pane output scanned for the agent's state reports
+# the longest a silent tool call holds a turn as working without a hook (Claude Code's Bash tool
+# stops a command at 10 minutes)
+TOOL_HOLD_S = 600.0
+# a silent agent whose child processes used this many CPU ticks (1/100 s) since the last sample,
+# BUSY_SAMPLE_S ago, is working
+BUSY_TICKS = 2
+BUSY_SAMPLE_S = 0.25
 
 
 class Panes(Protocol):
@@ -75,6 +82,7 @@ class WatchDeps:
     publish: Callable[[str], object] = lambda job_id: None      # the observatory's metrics.json
     # every batch of new events: the observatory enforces the job's limits from them
     observed: Callable[[str, list[dict[str, Any]]], object] = lambda job_id, new: None
+    busy: Callable[[int], dict[int, int]] = procs.busy_below    # CPU ticks of the agent's children
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,7 @@ class JobWatcher:
         self.initial_input: str | None = None      # typed once the agent first waits (LaunchSpec)
         self.metrics_at = float("-inf")            # when metrics.json was last published
         self.out_at = 0                            # pane.log offset read for the agent's own state reports
+        self.busy_ticks: dict[int, int] | None = None   # CPU of the agent's child processes, last sample
         self.log_path: Path = deps.store.paths(job_id).pane_log
 
     @classmethod
@@ -183,6 +192,10 @@ class JobWatcher:
             etype = ev.get("type")
             if etype in (E.TURN_WAITING, E.TURN_WORKING) and ev.get("actor") == "hook":
                 det.hook(now, WAITING if etype == E.TURN_WAITING else WORKING, ev.get("reason"))
+            elif etype == E.GUARD_ALLOWED and ev.get("actor") == "guard":
+                # a tool call starts (its PreToolUse hook was answered): the agent works until its
+                # next hook, however silent the call (DESIGN 13: a running command is activity)
+                det.tool(now, TOOL_HOLD_S)
             elif etype in (E.GUARD_ALLOWED, E.GUARD_DENIED) and det.state == WAITING:
                 # the agent is calling tools: it works, whatever the last hook said (e.g. a
                 # permission prompt answered in `zen attach`)
@@ -255,6 +268,8 @@ class JobWatcher:
                 self.screen_fp = fingerprint
         if not quiet:
             self.screen_reason = None
+        if quiet and det.state == WORKING and now - det.last_activity >= self.settings.idle_after_s:
+            self.busy_check(info, now)
         tr = det.observe(now, fingerprint, self.screen_reason if quiet else None,
                          activity_at=written_at if size != det_size(det) else None)
         if self.initial_input is not None:
@@ -331,6 +346,21 @@ class JobWatcher:
         tr = self.detector.agent_state(now, *found) if found else None
         if tr is not None:
             self._record_turn(tr, "agent")
+
+    def busy_check(self, info: PaneInfo, now: float) -> None:
+        """Silent for idle_after: before that counts as the turn's end, see whether a process the
+        agent started is using CPU (a silent test run is no idle agent: DESIGN 13). The first
+        look takes a sample and asks for another a moment later."""
+        if not info.pid:
+            return
+        ticks = self.deps.busy(info.pid)
+        before, self.busy_ticks = self.busy_ticks, ticks
+        if before is None or set(ticks) != set(before) or any(t - before[p] >= BUSY_TICKS for p, t in ticks.items()):
+            # no sample yet, a process started or ended, or one used CPU since the last sample:
+            # activity; look again in BUSY_SAMPLE_S
+            self.detector.last_activity = now - self.settings.idle_after_s + BUSY_SAMPLE_S
+        else:
+            self.busy_ticks = None   # idle now: the next silence starts with a fresh sample
 
     def idle_due_in(self, now: float) -> float | None:
         return self.detector.idle_due_in(now)

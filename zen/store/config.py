@@ -73,6 +73,11 @@ breaker:
   window: 10m               # rolling window the automatic starts are counted in
   max_automatic: 20         # more than this in the window opens the breaker
   hold: 15m                 # while open, automatic work stays queued; human work never waits
+  limits:                   # per kind of automatic work, in the same window (agent teams):
+    spawn: 20               #   workers started by agents (agent_spawn)
+    continuation: 60        #   goal turns the supervisor continues
+    recovery: 5             #   automatic recoveries (teams.recovery: auto)
+    worker_turn: 120        #   turns of workers' goals
 
 # zen gc: which harvested jobs count as old.
 gc:
@@ -124,6 +129,20 @@ remote:
   advertise: ""             # the URL the workers reach it at, if not the listen address
   workdir: ""               # the nodes' scratch folder (default ~/.cache/zen/remote)
 
+# Agent teams (DESIGN 13): jobs whose agents start worker jobs through zen's MCP tools
+# (zen mcp serve, registered for every job's agent), and goals continued until done.
+teams:
+  max_active_workers: 4     # workers alive (or waiting to start) at once in this home, 1..32; a
+                            # spawn over it is refused and records nothing
+  max_depth: 2              # a worker's workers' ... : 1 = workers may not spawn their own
+  wait_max: 10m             # the longest one agent_wait call holds (it returns sooner when done)
+  goal_blocked_turns: 3     # the same blocker this many turns in a row stops a goal as blocked,
+  goal_blocked_span: 60s    #   but only once those turns span at least this long
+  goal_max_turns: 200       # a goal's turns at most, whatever else (a hard cap)
+  recovery: manual          # manual (zen recover JOB) | auto (a dead agent mid-goal is recovered)
+  clock_file: ""            # tests and replays only: read the goals' clock (epoch seconds) from
+                            # this file instead of the system clock
+
 # Per-agent settings. `command` is the program; `env` adds variables, `drop_env` removes
 # variables the supervisor's environment would otherwise pass on.
 agents:
@@ -162,7 +181,8 @@ _DEFAULTS: dict[str, Any] = {
     },
     "limits": {"max_prompt_size": "1MiB", "min_free_disk": "512MiB"},
     "retry": {"max_retries": 0, "backoff_base": "5s", "backoff_factor": 2, "backoff_cap": "5m"},
-    "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m"},
+    "breaker": {"window": "10m", "max_automatic": 20, "hold": "15m",
+                "limits": {"spawn": 20, "continuation": 60, "recovery": 5, "worker_turn": 120}},
     "gc": {"older_than": "7d"},
     "observatory": {"history_retention": "7d", "telemetry": True, "export_interval": "1s"},
     "notify": {"desktop": True, "command": "", "reasons": ["question", "approval", "dialog", "limit", "idle"],
@@ -182,6 +202,8 @@ _DEFAULTS: dict[str, Any] = {
         "webhook_backoff_cap": "10m",
     },
     "remote": {"listen": "127.0.0.1:0", "advertise": "", "workdir": ""},
+    "teams": {"max_active_workers": 4, "max_depth": 2, "wait_max": "10m", "goal_blocked_turns": 3,
+              "goal_blocked_span": "60s", "goal_max_turns": 200, "recovery": "manual", "clock_file": ""},
     "agents": {},
     "prices": {"default": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.30}},
 }

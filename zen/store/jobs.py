@@ -41,7 +41,7 @@ def dump_task(task: Task) -> str:
     y = YAML()
     y.default_flow_style = False
     data = task.model_dump(mode="json", exclude_none=False)
-    for optional in ("script", "model", "max_tokens", "executor"):  # written only when set
+    for optional in ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget"):  # written only when set
         if data.get(optional) is None:
             data.pop(optional, None)
     buf = StringIO()

@@ -56,6 +56,11 @@ AUTONOMY_LOCK = "autonomy.lock"               # one change of policy/autonomy.ya
 GUARDIAN_EDIT_LOCK = "guardian-edit.lock"     # one edit of policy/guardian.yaml at a time
 REMOTE_ENDPOINT = "remote-endpoint.json"      # the supervisor's endpoint for Ray workers: address, token
 REMOTE_SWITCH = "remote-switch.json"          # on a worker's home: where its guardian reads the kill switch
+TEAMS = "teams"                               # control/teams/ (DESIGN 13)
+TEAMS_ACTIVE = "active"                       # control/teams/active/<worker id>.json
+TEAMS_REQUESTS = "requests"                   # control/teams/requests/<parent>/<hash>.json
+TEAMS_LOCK = ".lock"                          # one spawn decision at a time in the home
+ADOPT = "adopt"                               # control/adopt/<job>: a recovered session to watch
 
 # coord/ (DESIGN 10): coord/<lane>/leases/<hash>.json, coord/outbox/{,sent/,dead/}<id>.json
 COORD_LEASES = "leases"
@@ -114,6 +119,9 @@ SIM_SCRIPT = "sim-script.json"                # the steps the simulated agent fo
 GEMINI_HOME = "gemini-home"                   # $GEMINI_CLI_HOME of the job's Gemini CLI
 OTEL_RELAY = "otel-relay.json"                # where a Codex job's telemetry is relayed (DESIGN 8)
 REMOTE_LOG = "remote-log.json"                # how far the Ray job's log has been read into pane.log
+MCP_CONFIG = "mcp-config.json"                # zen's MCP server as the agent CLI is told of it
+RECOVERY_HANDOFF = "recovery.md"              # zen recover's handoff to the new session
+RECOVERY_LOCK = ".recover.lock"               # the recovery lease: one recovery at a time
 
 # -- a job's worktree: worktrees/<id>/ ------------------------------------------------------------
 WORKTREE_PRIVATE = ".zen"                     # zen's own files in a worktree (never harvested)
@@ -216,6 +224,18 @@ class JobPaths:
     @property
     def remote_log(self) -> Path:
         return self.dir / REMOTE_LOG
+
+    @property
+    def mcp_config(self) -> Path:
+        return self.dir / MCP_CONFIG
+
+    @property
+    def recovery_handoff(self) -> Path:
+        return self.dir / RECOVERY_HANDOFF
+
+    @property
+    def recovery_lock(self) -> Path:
+        return self.dir / RECOVERY_LOCK
 
 
 class Home:
@@ -336,6 +356,14 @@ class Home:
     @property
     def breaker(self) -> Path:
         return self.control / BREAKER
+
+    @property
+    def teams(self) -> Path:
+        return self.control / TEAMS
+
+    @property
+    def adopt(self) -> Path:
+        return self.control / ADOPT
 
     @property
     def breaker_lock(self) -> Path:

@@ -35,6 +35,9 @@ READ_ONLY_NESTED: dict[str, frozenset[str | None]] = {
     "guard": frozenset({"check", "settings"}),
     "autonomy": frozenset({"show", None}),      # `zen autonomy` alone shows
     "incident": frozenset({"list", "show", "check"}),
+    # the team tools' reads; spawn, report, control and message act as a job, and from a shell an
+    # agent could name any job: agents use their MCP tools (zen mcp serve) for those
+    "team": frozenset({"status", "tree", "wait"}),
 }
 OWN_JOB_ONLY = frozenset({"cancel", "finish", "send"})
 GATE = "gate"
