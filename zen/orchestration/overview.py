@@ -23,6 +23,7 @@ from zen.core.taskcheck import quick, read_text
 from zen.errors import NotFound
 from zen.observe import snapshot as metrics_snapshot
 from zen.observe.metrics import figures, headline
+from zen.orchestration import breaker as breaker_kinds
 from zen.orchestration.status import supervisor_status
 from zen.store import events as ev_store
 from zen.store import snapshots, spool
@@ -48,7 +49,8 @@ def breaker(home: Home, cfg: Config, now: float | None = None) -> dict[str, Any]
                                   hold_s=cfg.seconds("breaker", "hold"), open_until=data.get("open_until"))
     return {"open": until is not None, "open_until": until,
             "automatic_in_window": len([t for t in starts if now - t <= window]),
-            "limit": int(cfg.get("breaker", "max_automatic")), "window_s": window}
+            "limit": int(cfg.get("breaker", "max_automatic")), "window_s": window,
+            "kinds": breaker_kinds.status(home, cfg, now)}   # per kind of automatic work (agent teams)
 
 
 def pending(home: Home) -> list[dict[str, Any]]:
