@@ -13,7 +13,7 @@ from ruamel.yaml.scalarint import ScalarInt
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
 from zen.core.model import Task
-from zen.core.taskcheck import quick, read_text, yaml_text
+from zen.core.taskcheck import _ONLY_WHEN_SET, quick, read_text, yaml_text
 
 BASE = {"id": "20260101T000000Z-fix-0000", "name": "fix", "prompt": "Fix it", "lane": "app", "base": "main",
         "agent": "sim", "domain": "code", "priority": 3, "timeout": "30m", "max_retries": 0,
@@ -42,6 +42,8 @@ VALUES = {
     "script": [None, [{"say": "hi"}]],
     "model": [None, "opus"],
     "executor": [None, "local", "ray", {"kind": "ray", "address": "http://127.0.0.1:8265"}, 3],   # the model's lane
+    "goal": [None, "until-done", "bogus"],                       # agent teams (DESIGN 13)
+    "request_id": [None, "r-1"],
     "zen": [None, 1, 2, "1"],
     "unknown": [None, "x"],
 }
@@ -80,7 +82,7 @@ def test_quick_accepts_only_what_the_model_accepts_and_dumps_it_the_same(seed: i
         if text is None:
             continue
         back = YAML(typ="safe").load(text)
-        assert back == {k: v for k, v in got.items() if not (k in ("script", "model", "max_tokens", "executor") and v is None)}, text
+        assert back == {k: v for k, v in got.items() if not (k in _ONLY_WHEN_SET and v is None)}, text
         assert Task.model_validate(back).model_dump(mode="json") == got
         assert read_text(text) == back     # and the lean reader (zen status's spool) agrees
     assert accepted > 100   # the quick lane is the usual one, not a corner

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -447,8 +448,7 @@ def changed_files(worktree: Path, base: str) -> list[str]:
 
 def common_dir(path: Path) -> Path | None:
     """The git directory a worktree shares with its main checkout (`<repo>/.git`), or None."""
-    import subprocess  # one plumbing question, asked of git itself: no Repo to open for it
-
+    # one plumbing question, asked of git itself: no Repo to open for it
     r = subprocess.run(["git", "-C", str(path), "rev-parse", "--path-format=absolute", "--git-common-dir"],
                        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
     return Path(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else None

@@ -48,7 +48,7 @@ COMMANDS: dict[str, str] = {
     "watch": "zen.cli.live", "grid": "zen.cli.live",
     "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
     "changes": "zen.cli.cmd_coord",
-    "team": "zen.cli.team", "mcp": "zen.cli.mcp", "recover": "zen.cli.team", "config": "zen.cli.config",
+    "team": "zen.cli.team", "mcp": "zen.cli.mcp", "recover": "zen.cli.recover", "config": "zen.cli.config",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last
     "remote-turn": "zen.cli.cmd_remote",  # plumbing: the entrypoint of a turn on a Ray worker
 }

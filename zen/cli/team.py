@@ -166,23 +166,6 @@ def tree(json_out: bool = JSON) -> int:
     return 0
 
 
-def recover(job: str = typer.Argument(..., help="The job whose agent died or whose session is unusable."),
-            json_out: bool = JSON) -> int:
-    """Start a new agent session for JOB in its own worktree, with a recovery handoff (its goal,
-    what was done, the last output, what remains). One recovery of a job at a time: another is
-    refused while one runs. The first session's work stays on the job's branches."""
-    from zen.orchestration.revive import (
-        recover as run,  # tmux and git: only this command needs them
-    )
-
-    home = common.home()
-    result = run(home, resolve_job(home, job))
-    render.emit(result, json_out, lambda r: [f"recovered {r['job']}: attempt {r['attempt']} in {r['worktree']} "
-                                             f"(handoff {r['handoff']})"])
-    return 0
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(team, name="team")
-    app.command("recover")(recover)
 

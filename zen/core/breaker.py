@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+CONTROL_VERSION = 1   # the format of control/heartbeat and control/breaker.json (zen.core.model re-exports it)
+
 
 def breaker(automatic_starts: Sequence[float], *, now: float, window_s: float, limit: int, hold_s: float,
             open_until: float | None) -> float | None:

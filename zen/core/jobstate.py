@@ -49,6 +49,7 @@ SNAPSHOT_DEFAULTS: dict[str, Any] = {
     "timed_out": False, "paused_from": None, "paused_reason": None, "paused_at": None, "paused_s": 0.0,
     "landed_commit": None, "guard": {}, "executor": "local", "remote_job": None, "remote_address": None,
     "remote_host": None,
+    "parent": None, "created_by": None,
 }
 _CONTAINERS = ("usage", "guard")
 

@@ -14,17 +14,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from zen.core.agents import AgentKind
+from zen.core.breaker import CONTROL_VERSION
 from zen.core.durations import parse_duration
 from zen.core.events import FORMAT_VERSION
 from zen.core.ids import NAME_RE, valid_id
 from zen.core.jobstate import JobStatus
 
-__all__ = ["AgentKind", "JobSnapshot", "JobStatus", "Level", "Task"]
+__all__ = ["CONTROL_VERSION", "AgentKind", "JobSnapshot", "JobStatus", "Level", "Task"]
 
 TASK_VERSION = 1
 EVENT_VERSION = FORMAT_VERSION
 STATE_VERSION = 1
-CONTROL_VERSION = 1   # control/heartbeat, control/breaker.json
 
 
 class Level(IntEnum):

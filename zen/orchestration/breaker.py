@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from zen.core.model import CONTROL_VERSION
+from zen.core.breaker import CONTROL_VERSION
 from zen.errors import ZenError
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config

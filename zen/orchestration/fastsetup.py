@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ruamel.yaml.comments import CommentedMap  # the document's own mapping type keeps comments
+
 from zen.store.config import Config, edit_config
 from zen.store.home import Home
 
@@ -54,10 +56,6 @@ def fast_setup(home: Home) -> list[str]:
     filled: list[str] = []
 
     def change(cfg: Config) -> None:
-        from ruamel.yaml.comments import (
-            CommentedMap,  # the document's own mapping type keeps comments
-        )
-
         for path, value in leaves(PRESET):
             if not missing(cfg.data, path):
                 continue

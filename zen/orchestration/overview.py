@@ -66,7 +66,8 @@ def pending(home: Home) -> list[dict[str, Any]]:
             task = _modelled(path)
         if task is not None:
             out.append({"id": task["id"], "name": task["name"], "agent": task["agent"],
-                        "lane": task["lane"] or task["repo"], "created_at": task["created_at"]})
+                        "lane": task["lane"] or task["repo"], "created_at": task["created_at"],
+                        "parent": task.get("parent")})
     return out
 
 
