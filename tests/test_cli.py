@@ -105,6 +105,37 @@ def test_status_table_columns_line_up(lane: Path, home: Path) -> None:
     assert len(starts) == 1
 
 
+def _table(out: str) -> list[str]:
+    lines = out.splitlines()
+    return lines[lines.index(next(x for x in lines if x.startswith("id "))):]
+
+
+def test_status_text_shows_each_worker_under_the_job_that_spawned_it(lane: Path, home: Path, tmp_path: Path) -> None:
+    lead = zen("dispatch", "lead the work", "--name", "lead", "--agent", "sim").stdout.strip()
+    loner = zen("dispatch", "on its own", "--name", "loner", "--agent", "sim").stdout.strip()
+    workers = []
+    for name in ("w-a", "w-b"):
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(f"prompt: part {name}\nname: {name}\nagent: sim\nlane: app\nparent: {lead}\n"
+                     f"created_by: job:{lead}\n")
+        r = zen("dispatch", "--file", str(f), "--json")
+        assert r.returncode == 0, r.stderr
+        workers.append(json.loads(r.stdout)["id"])
+    for when in ("pending", "queued"):
+        table = _table(zen("status").stdout)
+        ids = [line.split()[0] if not line.startswith(("├", "└")) else line.split()[1] for line in table[1:]]
+        # the workers right below their parent, drawn as its branches; the lone job a root
+        assert ids == [lead, *workers, loner], table
+        assert table[2].startswith(f"├─ {workers[0]} ") and table[3].startswith(f"└─ {workers[1]} "), table
+        assert table[1].startswith(f"{lead} ") and table[4].startswith(f"{loner} "), table
+        assert all(f" {when} " in line for line in table[1:]), table
+        if when == "pending":
+            claim_all(home)
+    shown = zen("show", lead).stdout
+    assert "parent   " not in shown
+    assert f"parent   {lead}" in zen("show", workers[0]).stdout
+
+
 def test_table_lines_pad_every_column_and_count_wide_characters() -> None:
     t = Table(["id", "why"], [["a", "longer text here"], ["bbbbbb", "x"], ["日本", "é"]])
     assert list(table_lines(t)) == ["id      why             ", "a       longer text here",

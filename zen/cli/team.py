@@ -17,6 +17,8 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
+from zen.cli.views import branches
+from zen.core import teamtree
 from zen.core.durations import parse_duration
 from zen.errors import UsageError
 from zen.orchestration import team_ops, teams
@@ -148,14 +150,15 @@ def message(job: str = typer.Argument(..., help="A worker of the --as job, or it
     return 0
 
 
-def tree_lines(nodes: list[dict[str, Any]], prefix: str = "", root: bool = True) -> Iterator[str]:
+def tree_lines(nodes: list[dict[str, Any]]) -> Iterator[str]:
     """A forest of jobs as text: each worker under its parent, drawn like `tree`."""
-    for i, n in enumerate(nodes):
-        last = i == len(nodes) - 1
-        branch = "" if root else ("└─ " if last else "├─ ")
+    by_id = {}
+    for _, n in teamtree.walk(nodes):
+        by_id[str(n["id"])] = n
+    for job, drawn in branches(nodes):
+        n = by_id[job]
         state = n["state"] + (f" ({n['reason']})" if n.get("reason") else "")
-        yield f"{prefix}{branch}{n['id']}  {n['name']}  {state}"
-        yield from tree_lines(n["children"], prefix + ("" if root else ("   " if last else "│  ")), root=False)
+        yield f"{drawn}{job}  {n['name']}  {state}"
 
 
 @team.command("tree")

@@ -4,7 +4,7 @@ these as the typer commands do, so both print exactly the same."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 
 from zen.agents import shown
@@ -57,11 +57,33 @@ def status_lines(s: Mapping[str, Any]) -> Iterator[render.Out]:
         where = [""] * len(s["pending"]) + [_where(j) for j in s["jobs"]]
         rows = [[*r[:5], w, *r[5:]] for r, w in zip(rows, where, strict=True)]
         head = [*head[:5], "runs on", *head[5:]]
+    rows = as_tree(rows, s.get("tree") or [])     # agent teams: each worker under its parent
     if rows:
         yield render.Table(head, rows)
     else:
         yield "no tasks or jobs yet (zen dispatch \"PROMPT\")"
     yield from quarantine_lines(s.get("quarantined") or [])
+
+
+def branches(nodes: Sequence[Mapping[str, Any]], prefix: str = "", root: bool = True) -> Iterator[tuple[str, str]]:
+    """(id, the branch drawn before it) depth first: a worker under the job that spawned it, as
+    `tree` draws it."""
+    for i, n in enumerate(nodes):
+        last = i == len(nodes) - 1
+        yield str(n["id"]), prefix + ("" if root else ("└─ " if last else "├─ "))
+        yield from branches(n.get("children") or [], prefix + ("" if root else ("   " if last else "│  ")), False)
+
+
+def as_tree(rows: list[list[object]], tree: Sequence[Mapping[str, Any]]) -> list[list[object]]:
+    """The status rows (id first) in the team tree's order, each worker's id drawn under its
+    parent's; with no workers anywhere, the rows as they were."""
+    by_id = {str(r[0]): r for r in rows}
+    out: list[list[object]] = []
+    for job, drawn in branches(tree):
+        row = by_id.pop(job, None)
+        if row is not None:
+            out.append([drawn + job, *row[1:]])
+    return out + list(by_id.values())       # a row the tree does not hold (from a newer zen): last
 
 
 def quarantine_lines(entries: list[dict[str, str]]) -> Iterator[str]:
@@ -102,6 +124,10 @@ def show_lines(d: Mapping[str, Any]) -> Iterator[render.Out]:
                        ("tmux", "tmux_target"), ("exit", "exit_code")):
         if snap.get(key) is not None:
             yield f"{label:<8} {snap[key]}"
+    if d.get("parent"):
+        yield f"parent   {d['parent']}"
+    if d.get("workers"):
+        yield f"workers  {', '.join(d['workers'])}"
     m = d["metrics"]
     if m and (m.get("api_calls") or m.get("input_tokens") or m.get("guard", {}).get("allowed")):
         yield f"usage    {headline(m)}"
