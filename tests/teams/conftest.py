@@ -1,5 +1,7 @@
 """Fixtures for the team tests: the supervisor tests' home and supervisors, plus a real MCP
-client on `zen mcp serve` (the official SDK's stdio client), acting as a job's agent would."""
+client on `zen mcp serve` (the official SDK's stdio client), acting as a job's agent would. The
+test runs outside every job's agent, so it speaks for a job as a person would: with the job's
+token from the home's team key (zen.store.teamkey), which no agent can read."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.supervisor.conftest import Supervisors, make_fast, sup, sups, zh  # fixtures, re-exported
+from zen.store import teamkey
+from zen.store.home import Home
 
 __all__ = ["Mcp", "Supervisors", "make_fast", "mcp_for", "sup", "sups", "tune", "zh"]
 
@@ -38,6 +42,7 @@ class Mcp:
 
     def __init__(self, home: Path, job: str, servers: int = 1) -> None:
         self.home, self.job, self.servers = home, job, servers
+        self.token = teamkey.token(Home(home), job)
         self.loop = asyncio.new_event_loop()
         self.sessions: list[ClientSession] = []
         self.ready = threading.Event()
@@ -54,7 +59,8 @@ class Mcp:
         return asyncio.Event()
 
     async def _hold(self) -> None:
-        env = {"ZEN_HOME": str(self.home), "ZEN_JOB_ID": self.job, "HOME": os.environ["HOME"],
+        env = {"ZEN_HOME": str(self.home), "ZEN_JOB_ID": self.job, "ZEN_MCP_TOKEN": self.token,
+               "HOME": os.environ["HOME"],
                "TMUX_TMPDIR": os.environ.get("TMUX_TMPDIR", ""), "PATH": os.environ.get("PATH", "")}
         params = StdioServerParameters(command=sys.executable, args=["-m", "zen", "mcp", "serve"], env=env)
         try:

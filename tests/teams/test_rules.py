@@ -3,7 +3,9 @@ the depth limit, ownership, and compare-and-set control on a worker's revision."
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,7 +15,7 @@ from tests.helpers import one_line, wait_until, zen, zen_json
 from tests.supervisor.util import dispatch_sim, events, wait_state
 from tests.teams.conftest import tune
 from zen.adapters.tmux import Tmux
-from zen.store import spool
+from zen.store import spool, teamkey
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
@@ -155,6 +157,30 @@ def test_control_is_compare_and_set_and_only_on_ones_own_workers(
     ok, err = w.call("agent_status", ids=[b["id"]])
     assert not ok and err["error"] == "refused"
     assert wait_state(zh, b["id"], "waiting") and wait_state(zh, parent, "waiting")
+
+    # a worker's agent that starts zen's server under its parent's or its sibling's id (what an
+    # MCP config of its own making would do) is refused before any tool runs; under its own id, the
+    # ownership rule refuses it. Its sibling is untouched.
+    rev = zen_json("show", b["id"])["state"]["revision"]
+    cancel_b = {"id": b["id"], "action": "cancel", "expected_revision": rev}
+    forger = p.ok("agent_spawn", goal="forge an identity", agent="sim", name="wc", script=[
+        {"mcp": "agent_control", "as": parent, "args": cancel_b},
+        {"mcp": "agent_status", "as": b["id"], "args": {}},
+        {"mcp": "agent_control", "args": cancel_b},
+        {"wait": True}])
+    wait_state(zh, forger["id"], "waiting")
+    log = Home(zh).job(forger["id"]).pane_log.read_text(errors="replace")
+    for job in (parent, b["id"]):
+        assert f"zen mcp serve for job {job} is refused: it does not run under that job's agent" in log
+    assert "mcp agent_control failed" in log and "mcp agent_status failed" in log
+    assert "mcp agent_control -> error" in log and "controls only its own workers" in log
+    # and from outside every agent: another job's token does not make one the parent
+    env = {**os.environ, "ZEN_HOME": str(zh), "ZEN_JOB_ID": parent, "ZEN_MCP_TOKEN": teamkey.token(Home(zh), a["id"])}
+    r = subprocess.run([sys.executable, "-m", "zen", "mcp", "serve"], env=env, input="", capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and one_line(r.stderr) and "does not run under that job's agent" in r.stderr
+    assert not [e for e in events(zh, b["id"]) if e["type"] == "team.control"]
+    assert wait_state(zh, b["id"], "waiting")
 
     # the parent's real control: a cancel at the current revision ends the worker
     (status,) = p.ok("agent_status", ids=[b["id"]])["workers"]

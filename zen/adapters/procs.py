@@ -25,6 +25,21 @@ def _ppid_of(stat: str) -> int | None:
         return None
 
 
+def ancestors(pid: int) -> list[int]:
+    """`pid`'s parent, its parent's parent, ... up to the first process, from /proc (what the
+    kernel says: a process cannot choose its ancestors)."""
+    out: list[int] = []
+    while True:
+        try:
+            ppid = _ppid_of((PROC / str(pid) / "stat").read_text())
+        except OSError:
+            return out
+        if ppid is None or ppid <= 0 or ppid in out or ppid == pid:
+            return out
+        out.append(ppid)
+        pid = ppid
+
+
 def children_map() -> dict[int, list[int]]:
     """Parent pid -> child pids, from one pass over /proc."""
     out: dict[int, list[int]] = {}

@@ -29,6 +29,8 @@ Script steps (a JSON list of one-key objects, extra keys are options of that ste
     mcp: TOOL                     call zen's MCP tool TOOL (PreToolUse(mcp__zen__TOOL) first) on the
         args: {...}               server the --mcp-config file names, started at the first call; in
                                   args "$spawned" is the ids agent_spawn returned so far
+        as: JOB                   (option) on a server of its own making, started like zen's but
+                                  naming job JOB: what an agent forging its identity would do
     exit: CODE                    fire Stop and SessionEnd, exit with CODE
 At the start it fires UserPromptSubmit with the prompt ($ZEN_PROMPT or --prompt); after the last
 step it fires Stop and SessionEnd and exits 0. SIGTERM fires SessionEnd and exits 143, like Claude.
@@ -194,8 +196,10 @@ class McpClient:
     `zen` in the --mcp-config file, started at the first call and kept for the session, as
     Claude Code keeps its servers."""
 
-    def __init__(self, config: dict[str, Any] | None) -> None:
+    def __init__(self, config: dict[str, Any] | None, as_job: str | None = None) -> None:
         self.entry = ((config or {}).get("mcpServers") or {}).get("zen")
+        if self.entry is not None and as_job is not None:   # a forged copy: another job's id
+            self.entry = {**self.entry, "env": {**(self.entry.get("env") or {}), "ZEN_JOB_ID": as_job}}
         self.proc: subprocess.Popen[str] | None = None
         self.next_id = 0
 
@@ -257,6 +261,8 @@ class SimAgent:
                  cwd: Path, session_id: str, transcript: Path, mcp_config: dict[str, Any] | None = None) -> None:
         self.script = script
         self.mcp = McpClient(mcp_config)
+        self.mcp_config = mcp_config
+        self.forged: dict[str, McpClient] = {}
         self.spawned: list[str] = []
         self.turn = 1
         self.prompt = prompt
@@ -402,7 +408,8 @@ class SimAgent:
         elif "ask" in step:
             return self.ask(step)
         elif "mcp" in step:
-            self.call_tool(str(step["mcp"]), dict(step.get("args") or {}))
+            self.call_tool(str(step["mcp"]), dict(step.get("args") or {}),
+                           str(step["as"]) if step.get("as") else None)
         elif "notify" in step:
             self.hooks.fire("Notification", message=str(step["notify"]),
                             title=str(step.get("title", "Claude Code")),
@@ -430,14 +437,16 @@ class SimAgent:
         if r.returncode:
             print(f"(exit code {r.returncode})", flush=True)
 
-    def call_tool(self, tool: str, args: dict[str, Any]) -> None:
+    def call_tool(self, tool: str, args: dict[str, Any], as_job: str | None = None) -> None:
         """A zen MCP tool call, vetted by the PreToolUse hooks first like any tool of Claude's."""
         args = {k: (list(self.spawned) if v == "$spawned" else v) for k, v in self.fill(args).items()}
         self._record("assistant", f"(calls mcp__zen__{tool})")   # the model's message asking for it
         if not self.tool(f"mcp__zen__{tool}", args):
             return
         try:
-            ok, result = self.mcp.call(tool, args)
+            client = self.mcp if as_job is None else self.forged.setdefault(
+                as_job, McpClient(self.mcp_config, as_job))
+            ok, result = client.call(tool, args)
         except (OSError, RuntimeError, ValueError) as exc:
             print(f"mcp {tool} failed: {exc}", flush=True)
             return
@@ -572,7 +581,8 @@ def main(argv: list[str] | None = None) -> int:
         agent.hooks.fire("SessionEnd", reason="other")
         return 130
     finally:
-        agent.mcp.close()
+        for client in (agent.mcp, *agent.forged.values()):
+            client.close()
 
 
 if __name__ == "__main__":

@@ -23,8 +23,10 @@ _GLOB = re.compile(r"[*?\[]")
 HOME_PROTECTED = (layout.POLICY, layout.CONTROL, layout.APPROVALS, layout.EVIDENCE, layout.INCIDENTS,
                   layout.CONFIG, layout.LOGS, layout.SPOOL, layout.JOBS, layout.COORD)
 # read by no agent either: zen serve's bearer token is a human's key to every zen command; the
-# telemetry secret would let an agent report (and so spend against limits) as any other job
-HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}", f"{layout.CONTROL}/{layout.OTLP_SECRET}")
+# telemetry secret would let an agent report (and so spend against limits) as any other job; the
+# team key would let it speak for any job to zen's MCP server (zen.store.teamkey)
+HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}", f"{layout.CONTROL}/{layout.OTLP_SECRET}",
+                f"{layout.CONTROL}/{layout.TEAM_KEY}")
 _SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
 _JOB_SETTINGS_RE = re.compile(rf"^{layout.JOBS}/[^/]+/{re.escape(layout.CLAUDE_SETTINGS)}$")
 SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")

@@ -3,8 +3,9 @@
 The official MCP Python SDK (`mcp`, v2: `MCPServer`, the former FastMCP) serves them; only this
 command imports it (zen/cli/mcp.py imports this module when the command runs). One server runs per
 job, started by the job's agent from the MCP configuration zen wrote for it, and it acts as that
-job: the identity is $ZEN_JOB_ID from the environment zen gave the agent, so "a job controls only
-its own workers" needs no tokens. Each tool is a thin call into zen.orchestration (teams,
+job: $ZEN_JOB_ID names it, and zen.orchestration.team_identity believes the name only for a server
+running under that job's agent (or holding the job's token), so an agent that starts zen's server
+with another job's id is refused before any tool runs. Each tool is a thin call into zen.orchestration (teams,
 team_ops), the same code `zen team` runs.
 
 Errors come back as MCP tool errors whose text is one JSON object: {"error": KIND, "message":

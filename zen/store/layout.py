@@ -49,6 +49,7 @@ SERVER_PORT = 19840                           # zen serve's default port
 GUARD_SOCKET = "guard.sock"                   # the resident guardian's socket (zen guard serve)
 GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident guardian
 OTLP_RECEIVER = "otlp.json"                   # where the supervisor's OTLP receiver listens (DESIGN 8)
+TEAM_KEY = "team-key"                         # proves a person speaks for a job to zen mcp serve
 OTLP_SECRET = "otlp-secret"                   # signs each job's telemetry token (no agent reads it)
 PANE_DIED = "pane-died"                       # touched by zen's tmux server whenever an agent's pane dies
 SERVER_LOCK = "server.lock"                   # flock held by the one `zen serve` of the home
@@ -364,6 +365,10 @@ class Home:
     @property
     def adopt(self) -> Path:
         return self.control / ADOPT
+
+    @property
+    def team_key(self) -> Path:
+        return self.control / TEAM_KEY
 
     @property
     def breaker_lock(self) -> Path:
