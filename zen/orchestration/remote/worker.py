@@ -35,12 +35,13 @@ from typing import Any
 from zen.adapters import git as g
 from zen.agents import headless
 from zen.agents.base import LaunchContext
+from zen.agents.common import zen_argv
 from zen.core.events import Actor, timestamp
 from zen.core.events import EventType as E
 from zen.core.remote import SPEC_ENV, TurnSpec, frame_event, frame_output
 from zen.errors import ZenError
 from zen.orchestration.remote.workspace import Workspace, prepare
-from zen.orchestration.spawn import run_setup, zen_argv
+from zen.orchestration.spawn import run_setup
 from zen.store import events as ev_store
 from zen.store.atomic import atomic_write
 from zen.store.layout import WORKTREE_TMP
