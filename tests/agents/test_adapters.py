@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -52,7 +53,12 @@ def test_hook_settings_register_the_guardian_and_every_turn_event() -> None:
     assert s["disableAllHooks"] is False
     pre = s["hooks"]["PreToolUse"]
     # MCP tools too: zen's team tools and the user's own servers pass the guardian
-    assert [g["matcher"] for g in pre] == ["Bash", "Edit|Write|MultiEdit|NotebookEdit", "mcp__.*"]
+    assert [g["matcher"] for g in pre] == ["Bash", "Edit|Write|MultiEdit|NotebookEdit",
+                                           "Read|Glob|Grep|LS|NotebookRead|WebFetch", "mcp__.*"]
+    # Claude Code matches a tool name against each matcher as a regex: every tool that reads a
+    # file or reaches the network is sent to the guardian
+    for tool in ("Bash", "Write", "Edit", "Read", "Glob", "Grep", "LS", "NotebookRead", "WebFetch", "mcp__zen__agent_spawn"):
+        assert any(re.fullmatch(g["matcher"], tool) for g in pre), tool
     assert s["permissions"] == {"allow": ["mcp__zen"]}
     for g in pre:
         assert g["hooks"] == [{"type": "command", "command": f"{Q} guard hook", "timeout": 10}]

@@ -16,7 +16,9 @@ GUARD_TIMEOUT_S = 10
 HOOK_TIMEOUT_S = 10
 
 # tools whose calls the guardian vets before they run: MCP tools too (zen's team tools among them)
-GUARDED_MATCHERS = ("Bash", "Edit|Write|MultiEdit|NotebookEdit", "mcp__.*")
+# every tool that touches a file or the network: Read, Glob and Grep too (a credential read by the
+# Read tool is as much a leak as `cat ~/.ssh/id_rsa`), and WebFetch (its host is judged)
+GUARDED_MATCHERS = ("Bash", "Edit|Write|MultiEdit|NotebookEdit", "Read|Glob|Grep|LS|NotebookRead|WebFetch", "mcp__.*")
 # zen's own MCP tools run without a permission prompt (zen/agents/teamtools.py; the guardian
 # still checks every call)
 ALLOWED_TOOLS = ("mcp__zen",)
