@@ -7,7 +7,7 @@ import itertools
 import subprocess
 from pathlib import Path
 
-from tests.helpers import wait_until, zen
+from tests.helpers import make_repo, wait_until, zen
 from tests.supervisor.util import events, gap_free, snap
 from zen.core.ids import parse_iso
 from zen.store.home import Home
@@ -49,3 +49,29 @@ def test_a_burst_all_reach_working_with_one_spawn_each(zh: Path, sups) -> None:
     # overlapped: some job's spawn began before an earlier one's agent ran
     spans = sorted(_span(zh, j) for j in jobs)
     assert any(b[0] < a[1] for a, b in itertools.pairwise(spans)), spans
+
+
+def test_a_start_that_fails_in_a_burst_fails_that_job_alone(zh: Path, sups, tmp_path: Path) -> None:
+    cfg = zh / "zen.yaml"
+    cfg.write_text(cfg.read_text().replace("max_concurrent_tasks: 5", "max_concurrent_tasks: 8"))
+    other = make_repo(tmp_path / "other")
+    assert zen("lane", "add", "other", str(other)).returncode == 0
+    jobs = []
+    for i in range(6):
+        r = zen("dispatch", f"fine {i}", "--name", f"fine-{i}", "--lane", "app", "--cmd", "sh -c 'read x'")
+        assert r.returncode == 0, r.stderr
+        jobs.append(r.stdout.strip())
+    r = zen("dispatch", "orphan", "--name", "orphan", "--lane", "other", "--cmd", "sh -c 'read x'")
+    assert r.returncode == 0, r.stderr
+    orphan = r.stdout.strip()
+    removed = zen("lane", "remove", "other")   # its task is queued already: its start fails
+    assert removed.returncode == 0, removed.stderr
+    sups.start()
+    failed = wait_until(lambda: snap(zh, orphan).state.value == "failed" and snap(zh, orphan), timeout=60,
+                        message="the orphan's start to fail")
+    assert "no longer in zen.yaml" in (failed.reason or "")
+    wait_until(lambda: all(snap(zh, j).state.value in ("working", "waiting") for j in jobs), timeout=60,
+               message="the others working")
+    assert "agent.spawned" not in [e["type"] for e in events(zh, orphan)]
+    for job in jobs:
+        assert [e["type"] for e in events(zh, job)].count("agent.spawned") == 1
