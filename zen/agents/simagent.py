@@ -161,8 +161,8 @@ def pre_tool_decision(results: list[tuple[int, str, str]]) -> tuple[str, str]:
     return decision, reason
 
 
-def additional_context(results: list[tuple[int, str, str]]) -> list[str]:
-    """hookSpecificOutput.additionalContext of the hooks that exited 0 with JSON."""
+def json_answers(results: list[tuple[int, str, str]]) -> list[dict[str, Any]]:
+    """The JSON objects printed by the hooks that exited 0 (the others answered nothing)."""
     out = []
     for code, stdout, _ in results:
         if code != 0 or not stdout.lstrip().startswith("{"):
@@ -171,22 +171,21 @@ def additional_context(results: list[tuple[int, str, str]]) -> list[str]:
             answer = json.loads(stdout)
         except ValueError:
             continue
-        text = (answer.get("hookSpecificOutput") or {}).get("additionalContext") if isinstance(answer, dict) else None
-        if isinstance(text, str) and text:
-            out.append(text)
+        if isinstance(answer, dict):
+            out.append(answer)
     return out
+
+
+def additional_context(results: list[tuple[int, str, str]]) -> list[str]:
+    """hookSpecificOutput.additionalContext of the hooks that exited 0 with JSON."""
+    texts = ((a.get("hookSpecificOutput") or {}).get("additionalContext") for a in json_answers(results))
+    return [t for t in texts if isinstance(t, str) and t]
 
 
 def stop_block(results: list[tuple[int, str, str]]) -> str | None:
     """The reason of a Stop hook that answered decision "block" (Claude then goes on with it)."""
-    for code, stdout, _ in results:
-        if code != 0 or not stdout.lstrip().startswith("{"):
-            continue
-        try:
-            answer = json.loads(stdout)
-        except ValueError:
-            continue
-        if isinstance(answer, dict) and answer.get("decision") == "block" and answer.get("reason"):
+    for answer in json_answers(results):
+        if answer.get("decision") == "block" and answer.get("reason"):
             return str(answer["reason"])
     return None
 

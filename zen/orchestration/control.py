@@ -21,7 +21,7 @@ import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +256,7 @@ class Sent:
     state: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"job": self.job, "seq": self.seq, "state": self.state}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,7 @@ class Cleaned:
     review_branch: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"job": self.job, "worktree": self.worktree, "review_branch": self.review_branch}
+        return asdict(self)
 
 
 def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:
