@@ -74,8 +74,10 @@ def test_a_turn_ends_waiting_stays_so_send_starts_the_next_and_finish_exits_0(
 
     first = waited(job, reason="idle")
     assert job.state()["state"] == "waiting"
-    # the session-title side turn answered its own request, and did not end the real turn early
-    assert any(r.kind == "title" for r in api.requests)
+    # one scripted step answered: a session-title side request (Codex makes one best-effort, and
+    # 0.171 makes none once an MCP server such as zen's team tools is configured) is answered as a
+    # title and neither moves the script nor ends the real turn early
+    assert api.answered() == 1 and "First turn done." in job.screen()
     stays_waiting(job, first["seq"], 8)
 
     r = zen("send", job.id, "Now the second turn, please.")
