@@ -93,6 +93,35 @@ def test_a_signal_death_is_told_as_a_signal(tmux: Tmux, tmp_path: Path) -> None:
     assert info.exit_code in (None, 143) and (info.signal in (None, 15))
 
 
+def test_an_exit_status_the_wrapper_cannot_write_to_its_file_is_kept_by_tmux(tmux: Tmux, tmp_path: Path) -> None:
+    # a full disk (here: a folder that is not there) keeps the wrapper from writing its exit
+    # file; it leaves the status in tmux's memory, and the pane's facts carry it as its exit
+    for session, script, code, sig in (("zen-nofile", "exit 7", 7, None), ("zen-nofile-sig", "kill -TERM $$", None, 15)):
+        cwd = tmp_path / "wt"
+        cwd.mkdir(exist_ok=True)
+        tmux.start_pane(session, cwd, ["sh", "-c", script], dict(os.environ), tmp_path / f"{session}.log",
+                        exit_path=tmp_path / "no-such-folder" / f"{session}.exit")
+        info = wait_until(lambda s=session: (p := tmux.pane(s)) is not None and p.settled and p,  # type: ignore[misc]
+                          message="a dead pane with its status")
+        assert fmt(tmux.socket, info.pane_id, "#{@zen_exit}") == str(code if sig is None else 128 + sig)
+        assert (info.exit_code, info.signal) == (code, sig)
+        assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_a_dead_pane_tmux_has_not_reaped_takes_the_status_the_wrapper_told() -> None:
+    line = "\t".join(["zen-x", "%3", "1", "", "", "42", "0,0", "{}"])
+    assert PaneInfo.parse(line.format("")) == PaneInfo("%3", "zen-x", True, None, None, 42, "0,0")
+    assert not PaneInfo.parse(line.format("")).settled                    # type: ignore[union-attr]
+    told = PaneInfo.parse(line.format("3"))
+    assert told is not None and told.settled and (told.exit_code, told.signal) == (3, None)
+    assert PaneInfo.parse(line.format("137")) == PaneInfo("%3", "zen-x", True, None, 9, 42, "0,0")
+    # tmux's own status wins; a live pane has none, whatever the option says
+    reaped = "\t".join(["zen-x", "%3", "1", "0", "", "42", "0,0", "5"])
+    assert PaneInfo.parse(reaped).exit_code == 0                          # type: ignore[union-attr]
+    alive = "\t".join(["zen-x", "%3", "0", "", "", "42", "0,0", "5"])
+    assert PaneInfo.parse(alive).exit_code is None                        # type: ignore[union-attr]
+
+
 def test_the_pane_output_is_piped_to_the_log_from_the_first_byte(tmux: Tmux, tmp_path: Path) -> None:
     start(tmux, tmp_path, "zen-log", "echo first-line; echo second-line; exit 0")
     log = tmp_path / "zen-log.log"

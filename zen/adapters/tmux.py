@@ -76,15 +76,20 @@ _PANE_OWNED = frozenset({"TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROG
 PLACEHOLDER = ["sleep", "2147483647"]
 # the pane option that says which job attempt's agent a pane runs (start_pane's `mark`)
 MARK_OPTION = "@zen_attempt"
+# the pane option where the exit wrapper leaves the agent's status when it cannot write its file
+EXIT_OPTION = "@zen_exit"
 # sh -c EXIT_WRAPPER EXIT_FILE ARGV...: run ARGV, publish its status by rename, pass it on.
 # The wrapper outlives HUP/INT/TERM sent to the pane's process group (Ctrl-C in an attached
 # pane, zen's own TERM) so it can still write the agent's status; then it re-raises the signal.
-EXIT_WRAPPER = ('trap : HUP INT TERM; "$@"; c=$?; echo "$c" > "$0.tmp" && mv -f "$0.tmp" "$0"; '
+# A file it cannot write (a full disk) leaves the status in tmux's memory instead, as a pane
+# option (the pane's shell reaches zen's server through the $TMUX tmux gives it).
+EXIT_WRAPPER = ('trap : HUP INT TERM; "$@"; c=$?; { echo "$c" > "$0.tmp" && mv -f "$0.tmp" "$0"; } 2>/dev/null'
+                f' || tmux set-option -p {EXIT_OPTION} "$c" 2>/dev/null; '
                 'if [ "$c" -gt 128 ] && [ "$c" -lt 193 ]; then trap - HUP INT TERM; kill -$((c - 128)) $$; fi; '
                 'exit "$c"')
 # One pane's facts, in the order PaneInfo takes them (tab-separated: no field holds a tab).
 PANE_FORMAT = "\t".join(["#{session_name}", "#{pane_id}", "#{pane_dead}", "#{pane_dead_status}",
-                         "#{pane_dead_signal}", "#{pane_pid}", "#{cursor_x},#{cursor_y}"])
+                         "#{pane_dead_signal}", "#{pane_pid}", "#{cursor_x},#{cursor_y}", f"#{{{EXIT_OPTION}}}"])
 # what tmux says when there is no server (or it is exiting, as right after kill-server)
 _NO_SERVER = ("no server running", "error connecting", "no such file", "no current target",
               "server exited unexpectedly")
@@ -110,12 +115,15 @@ class PaneInfo:
     def parse(cls, line: str) -> PaneInfo | None:
         """One line of PANE_FORMAT, or None when it is not one."""
         parts = line.split("\t")
-        if len(parts) < 7:
+        if len(parts) < 8:
             return None
-        session, pane_id, dead, status, sig, pid, cursor = parts[:7]
+        session, pane_id, dead, status, sig, pid, cursor, wrapped = parts[:8]
         is_dead = dead == "1"
-        return cls(pane_id, session, is_dead, _int(status) if is_dead else None,
-                   _int(sig) if is_dead else None, _int(pid), cursor)
+        code, signal = (_int(status), _int(sig)) if is_dead else (None, None)
+        if is_dead and code is None and signal is None and (told := _int(wrapped)) is not None:
+            # tmux has not reaped it yet, but the exit wrapper told its status (EXIT_OPTION)
+            code, signal = (None, told - 128) if 128 < told < 128 + 65 else (told, None)
+        return cls(pane_id, session, is_dead, code, signal, _int(pid), cursor)
 
 
 def _escape_arg(arg: str) -> str:
@@ -226,7 +234,7 @@ class Tmux:
         info = PaneInfo.parse(r.stdout[0])
         if info is None or info.session != session:
             return None
-        return info, r.stdout[0].split("\t")[7] if r.stdout[0].count("\t") >= 7 else ""
+        return info, r.stdout[0].split("\t")[8] if r.stdout[0].count("\t") >= 8 else ""
 
     def capture(self, pane_id: str, *, history: bool = False) -> str:
         """The pane's visible screen (with `history`, its scrollback too), wrapped lines joined;
