@@ -11,6 +11,7 @@ are in bench/supervisor.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,58 @@ def test_a_pane_that_dies_is_found_at_once_when_tmux_says_a_pane_died(rp: Replay
     rp.sup._on_path(str(rp.home.pane_died))     # zen's tmux server's pane-died hook
     rp.tick()
     assert rp.state(jobs[0]) in ("exited", "harvested") and jobs[0] not in rp.sup.tracked
+
+
+def test_the_cpu_sample_is_taken_before_the_silence_ends_so_an_idle_agent_waits_at_idle_after(rp: Replay) -> None:
+    """An agent with no hooks: before silence counts as its turn's end, zen samples the CPU of the
+    agent's children (a silent test run is no idle agent). The first sample is taken a moment
+    before idle_after, so a really idle agent is called waiting at idle_after, not a sample later;
+    a busy child keeps it working, and its end lets the turn end."""
+    ticks = {"cpu": 100, "spinning": False}
+    samples: list[float] = []
+
+    def busy(pid: int) -> dict[int, int]:
+        assert pid == 4242
+        samples.append(rp.clock.monotonic())
+        if ticks["spinning"]:
+            ticks["cpu"] += 10
+        return {5000: ticks["cpu"]}
+
+    rp.sup.deps = replace(rp.sup.deps, busy=busy)
+    job = rp.dispatch("sampled")
+    rp.tick()
+    session = next(iter(rp.tmux.live))
+    rp.tmux.live[session] = replace(rp.tmux.live[session], pid=4242)
+
+    def run_until_quiet(limit: float) -> float:
+        """Follow the supervisor's own timers (no ticks) until it stops asking to look; the time spent."""
+        start = rp.clock.monotonic()
+        while rp.clock.monotonic() - start < limit:
+            wait = rp.sup.next_wait()
+            if wait is None or wait > limit:
+                break
+            rp.advance(wait)
+            rp.sup.loop_once()
+            if rp.state(job) == "waiting":
+                break
+        return rp.clock.monotonic() - start
+
+    printed(rp, job, "running the tests\n")
+    rp.sup.loop_once()
+    silent_from = rp.clock.monotonic()
+    took = run_until_quiet(5.0)
+    assert rp.state(job) == "waiting"
+    assert took <= 0.5 + 0.01, (took, [s - silent_from for s in samples])  # idle_after 0.5 s: not a sample later
+    assert len(samples) == 2 and samples[0] - silent_from < 0.5 - 0.2, samples
+
+    # a silent child using CPU: working while it spins, waiting once it stops
+    rp.append(job, "input.sent", actor="human", text="again", chars=5)
+    ticks["spinning"] = True
+    printed(rp, job, "again\n")
+    rp.sup.loop_once()
+    assert rp.state(job) == "working"
+    run_until_quiet(2.0)
+    assert rp.state(job) == "working"                          # 2 s of silence, but its child is busy
+    ticks["spinning"] = False
+    took = run_until_quiet(5.0)
+    assert rp.state(job) == "waiting" and took <= 0.5, took

@@ -49,7 +49,8 @@ OUTPUT_STATE_WINDOW = 65536                # bytes of new pane output scanned fo
 # stops a command at 10 minutes)
 TOOL_HOLD_S = 600.0
 # a silent agent whose child processes used this many CPU ticks (1/100 s) since the last sample,
-# BUSY_SAMPLE_S ago, is working
+# BUSY_SAMPLE_S ago, is working; the first sample is taken BUSY_SAMPLE_S before the silence would
+# end the turn, so an agent that really is idle is called waiting at idle_after, not later
 BUSY_TICKS = 2
 BUSY_SAMPLE_S = 0.25
 
@@ -123,6 +124,8 @@ class JobWatcher:
         self.metrics_at = float("-inf")            # when metrics.json was last published
         self.out_at = 0                            # pane.log offset read for the agent's own state reports
         self.busy_ticks: dict[int, int] | None = None   # CPU of the agent's child processes, last sample
+        self.busy_at = float("-inf")               # when that sample was taken
+        self.agent_pid = 0                         # the pane's process, as the last look saw it
         self.log_path: Path = deps.store.paths(job_id).pane_log
 
     @classmethod
@@ -179,6 +182,8 @@ class JobWatcher:
             idle = self.detector.idle_due_in(now)
             if idle is not None:
                 due.append(now + idle)
+                if self.agent_pid and self.busy_ticks is None and self.kill_at is None:
+                    due.append(now + max(0.0, idle - BUSY_SAMPLE_S))   # the CPU sample before the verdict
             if self.deadline is not None and self.kill_at is None:
                 due.append(now + max(0.0, self.deadline - self.deps.clock.time()))
         return min(due) if due else None
@@ -253,6 +258,7 @@ class JobWatcher:
     def watch_turn(self, info: PaneInfo, now: float) -> None:
         """Output activity (the pane log, the cursor) and the screen: working or waiting."""
         size, written_at = self._pane_log(now)
+        self.agent_pid = info.pid or 0
         fingerprint = (size, info.cursor)
         det = self.detector
         quiet = fingerprint == det.fingerprint
@@ -268,8 +274,12 @@ class JobWatcher:
                 self.screen_fp = fingerprint
         if not quiet:
             self.screen_reason = None
-        if quiet and det.state == WORKING and now - det.last_activity >= self.settings.idle_after_s:
-            self.busy_check(info, now)
+            self.busy_ticks = None                 # output: the silence starts again, so do its samples
+        elif det.state == WORKING:
+            if now - det.last_activity >= self.settings.idle_after_s:
+                self.busy_check(info, now)
+            elif self.busy_ticks is None and (det.idle_due_in(now) or 0.0) <= BUSY_SAMPLE_S and info.pid:
+                self.busy_ticks, self.busy_at = self.deps.busy(info.pid), now
         tr = det.observe(now, fingerprint, self.screen_reason if quiet else None,
                          activity_at=written_at if size != det_size(det) else None)
         if self.initial_input is not None:
@@ -349,12 +359,15 @@ class JobWatcher:
 
     def busy_check(self, info: PaneInfo, now: float) -> None:
         """Silent for idle_after: before that counts as the turn's end, see whether a process the
-        agent started is using CPU (a silent test run is no idle agent: DESIGN 13). The first
-        look takes a sample and asks for another a moment later."""
+        agent started is using CPU (a silent test run is no idle agent: DESIGN 13), against the sample
+        taken BUSY_SAMPLE_S before; with none (or one too recent), take one and look again then."""
         if not info.pid:
             return
         ticks = self.deps.busy(info.pid)
         before, self.busy_ticks = self.busy_ticks, ticks
+        if now - self.busy_at < BUSY_SAMPLE_S / 2:
+            before = None                          # a sample too recent to tell anything (a late look)
+        self.busy_at = now
         if before is None or set(ticks) != set(before) or any(t - before[p] >= BUSY_TICKS for p, t in ticks.items()):
             # no sample yet, a process started or ended, or one used CPU since the last sample:
             # activity; look again in BUSY_SAMPLE_S
