@@ -223,6 +223,28 @@ CACHE_FILE = ".config-cache.json"              # in logs/
 CACHE_VERSION = 1
 
 
+def _plain(data: Any) -> Any:
+    """zen.yaml's data as plain dicts and lists for the in-process cache, as the read commands
+    get it from the file cache (copying ruamel's round-trip document took ~10 ms, on every start
+    of the supervisor); data that is not plain (a YAML timestamp, a tag) is kept as it came."""
+    try:
+        plain = json.loads(json.dumps(data, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return copy.deepcopy(data)
+    return plain if plain == data else copy.deepcopy(data)
+
+
+def _copy(data: Any) -> Any:
+    """A copy of the cached data; plain containers are copied by hand (deepcopy is 10x slower)."""
+    if isinstance(data, dict) and type(data) is dict:
+        return {k: _copy(v) for k, v in data.items()}
+    if type(data) is list:
+        return [_copy(v) for v in data]
+    if isinstance(data, (str, int, float, bool)) or data is None:
+        return data
+    return copy.deepcopy(data)
+
+
 def _cached(home: Home, source: str) -> Any:
     """zen.yaml's data from logs/.config-cache.json, when it was parsed from `source`."""
     try:
@@ -266,7 +288,7 @@ class Config:
         except OSError:
             key = None
         if key is not None and key in _CACHE:
-            return cls(home, copy.deepcopy(_CACHE[key]))  # callers may edit their copy
+            return cls(home, _copy(_CACHE[key]))  # callers may edit their copy
         try:
             source = path.read_text()
         except OSError:
@@ -281,7 +303,7 @@ class Config:
                 _keep(home, source, cfg.data)
         if key is not None:
             _CACHE.clear()
-            _CACHE[key] = copy.deepcopy(cfg.data)
+            _CACHE[key] = _plain(cfg.data)
         return cfg
 
     @classmethod
