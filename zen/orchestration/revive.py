@@ -138,7 +138,7 @@ def _recover(home: Home, store: JobStore, job_id: str, by: str) -> dict[str, Any
     ctx = JobContext.load(home, job_id, config=cfg, store=store)
     env = spawn.launch_env(ctx, worktree)
     env["ZEN_HANDOFF"] = str(handoff)
-    started = spawn.launch(ctx, tmux, spawn.Prepared(worktree, env), handoff=handoff)
+    started = spawn.launch(ctx, tmux, spawn.Prepared(worktree, env), handoff=handoff, fresh=True)
     store.append(job_id, E.RECOVERY_DONE, actor=by, session=started.session, attempt=attempt)
     adopt_dir(home).mkdir(parents=True, exist_ok=True)
     atomic_write(adopt_dir(home) / job_id, f"{attempt}\n", durable=False)

@@ -204,9 +204,12 @@ def attempt_of(ctx: JobContext) -> int:
     return sum(1 for e in ctx.events() if e.get("type") in (E.WORKTREE_CREATED, E.RECOVERY_STARTED))
 
 
-def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None = None) -> Launched:
+def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None = None, *,
+           fresh: bool = False) -> Launched:
     """The agent in its own tmux session, output streamed to pane.log; records agent.spawned.
     `handoff` is what the agent reads first (default handoff.md; a recovery gives its own).
+    `fresh`: this process began the attempt moments ago (its worktree.created or recovery.started),
+    so no pane can carry its mark yet and tmux is not asked.
 
     Spawn exactly once (issue 15): `spawn.intent` is recorded before tmux starts anything, and
     the pane is marked with the attempt in the same tmux call that starts the agent. A restart
@@ -229,7 +232,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
     session = session_name(ctx.job_id)
     attempt = attempt_of(ctx)
     mark = f"{ctx.job_id}:{attempt}"
-    found = tmux.mark(session)
+    found = None if fresh else tmux.mark(session)
     if found is not None and found[1] == mark:
         return _adopt(ctx, tmux, found[0], spec.argv, spec.initial_input)
     for path, content in spec.files.items():
@@ -288,7 +291,7 @@ def run_preflight(ctx: JobContext) -> None:
 def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
     """Start a queued job. Raises SpawnError (or another ZenError) when the start fails."""
     run_preflight(ctx)
-    return launch(ctx, tmux, prepare(ctx))
+    return launch(ctx, tmux, prepare(ctx), fresh=True)
 
 
 def resume(ctx: JobContext, tmux: Tmux) -> Launched:
