@@ -160,7 +160,8 @@ def test_reports_of_a_range(repo: Path, tmp_path: Path) -> None:
     assert rows[-1]["sha"] == tip
     files, ins, dels, stat = zgit.diff_numbers(wt, base, tip)
     assert (files, ins, dels) == (2, 1, 1) and "README.md" in stat
-    assert "src/a.py" in zgit.tracked_files(wt) and zgit.tracked_files(tmp_path) == []
+    assert "src/a.py" in (zgit.files_at(wt, tip) or []) and zgit.files_at(tmp_path, "HEAD") is None
+    assert zgit.files_at(wt, "no-such-commit") is None
     short, subject = (zgit.recent_commits(wt, tip, 1) or "").split(" ", 1)
     assert tip.startswith(short) and subject == "empty readme"
     assert zgit.rev(wt, "HEAD") == tip and zgit.rev(wt, "nope") is None and zgit.rev(tmp_path, "HEAD") is None
@@ -213,7 +214,7 @@ def test_many_operations_leave_no_open_files_or_processes_behind(repo: Path, tmp
         zgit.merge_check(wt, base, snap.commit)
         zgit.has_unharvested_work(wt, "zen/review/j1", base)
         zgit.rev(repo, "main")
-        zgit.tracked_files(wt)
+        zgit.files_at(wt, "HEAD")
 
     round_trip(0)  # GitPython's own one-time state (e.g. the git version) is not a leak
     fds, kids = set(os.listdir("/proc/self/fd")), _children()
@@ -224,8 +225,40 @@ def test_many_operations_leave_no_open_files_or_processes_behind(repo: Path, tmp
 
 
 def test_without_git_the_adapter_says_so_in_a_sentence(repo: Path, tmp_path: Path) -> None:
-    code = f"from zen.adapters import git\ngit.rev(__import__('pathlib').Path({str(repo)!r}), 'main')\n"
+    # (a plain branch name is read from the ref files; its parent takes git itself)
+    code = f"from zen.adapters import git\ngit.rev(__import__('pathlib').Path({str(repo)!r}), 'main~0')\n"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
                        env={**os.environ, "PATH": str(tmp_path / "nothing")})
     assert r.returncode == 1 and "git is not installed or not on PATH" in r.stderr
     assert "ImportError" not in r.stderr
+
+
+def test_a_base_resolves_to_the_commit_git_itself_names(repo: Path, tmp_path: Path) -> None:
+    """zen reads a branch's tip from the ref files (no git process per spawn) only where the name
+    can mean nothing else; every other name is git's to resolve, and all agree with git."""
+    main = git(repo, "rev-parse", "main")
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "on a side branch")
+    side = git(repo, "rev-parse", "HEAD")
+    git(repo, "branch", "-q", "side", side)
+    git(repo, "reset", "-q", "--hard", main)
+    git(repo, "tag", "side-tag", side)
+    git(repo, "tag", "-a", "-m", "annotated", "ann", side)
+    git(repo, "branch", "-q", "dup", main)
+    git(repo, "tag", "dup", side)             # a tag and a branch of one name: git takes the tag
+    git(repo, "branch", "-q", "team/feature", side)
+    names = ["main", "side", "refs/heads/side", "side-tag", "ann", "dup", "team/feature", "HEAD", "HEAD~0",
+             main, main[:10], "main^", "nope", "refs/heads/nope", "-x", "a..b", "side.lock"]
+    for packed in (False, True):
+        if packed:
+            git(repo, "pack-refs", "--all")   # the refs now live in packed-refs only
+            assert not (repo / ".git" / "refs" / "heads" / "side").exists()
+        for name in names:
+            r = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"],
+                               capture_output=True, text=True)
+            expected = r.stdout.strip() if r.returncode == 0 else None
+            assert zgit.rev(repo, name) == expected, (name, packed)
+    wt = tmp_path / "wt"
+    assert zgit.add_worktree(repo, wt, "zen/j9", "dup") == side
+    assert zgit.rev(wt, "side") == side and zgit.rev(wt, "main") == main   # from a worktree too

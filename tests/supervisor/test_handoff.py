@@ -53,3 +53,21 @@ def test_the_supervisor_writes_the_handoff_before_the_agent_starts(zh: Path, sup
     s = wait_state(zh, job, "harvested", timeout=30)
     assert s.exit_code == 0
     assert "## Warnings from past incidents" in (zh / "jobs" / job / "handoff.md").read_text()
+
+
+def test_each_base_commit_gets_its_own_history_and_files(zh: Path, lane: Path) -> None:
+    """The orientation is read once per base commit and kept: a job on a newer base sees the
+    newer history and files, one on the old base still sees the old."""
+    old = render_for(zh, lane, "Document the billing export", "app")
+    (lane / "billing_export.py").write_text("x = 1\n")
+    git(lane, "add", "billing_export.py")
+    git(lane, "commit", "-qm", "Billing export skeleton")
+    new = render_for(zh, lane, "Document the billing export", "app")
+    assert "Billing export skeleton" in new and "`billing_export.py`" in new
+    assert "Billing export skeleton" not in old and "billing_export.py" not in old
+    h = Home(zh)
+    task = build_task(h, Config.load(h), {"prompt": "Document the billing export", "lane": "app"})
+    first = git(lane, "rev-list", "--max-parents=0", "HEAD")
+    again = handoff.render(task, job_id="J", lane="app", repo=lane, worktree=lane, branch="zen/J",
+                           base_commit=first, level="suggest", home=h)
+    assert "Billing export skeleton" not in again and "billing_export.py" not in again

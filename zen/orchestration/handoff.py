@@ -44,13 +44,36 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 _STOP = frozenset(["the", "and", "for", "with", "that", "this", "from", "into", "add", "fix", "make", "use", "when", "not", "are", "its", "all", "any", "new", "should", "test", "tests", "file", "files", "code", "please"])
 
 
-def likely_files(repo_dir: Path, prompt: str, limit: int = 8) -> list[str]:
+# (lane repo, full base commit id, count) -> (recent history, tracked paths): a full commit id
+# names content that never changes, so the jobs of one lane on one base read git once, not twice
+# per start
+_AT_BASE: dict[tuple[str, str, int], tuple[str | None, list[str]]] = {}
+_AT_BASE_MAX = 32
+
+
+def at_base(repo: Path, worktree: Path, base_commit: str, recent: int) -> tuple[str | None, list[str]]:
+    """`git log --oneline` of the last `recent` commits up to the base, and the paths tracked there."""
+    key = (str(repo), base_commit, recent)
+    hit = _AT_BASE.get(key)
+    if hit is not None:
+        return hit
+    history = git.recent_commits(worktree, base_commit, recent)
+    files = git.files_at(worktree, base_commit)
+    found = (history, files or [])
+    if history is not None and files is not None and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", base_commit):
+        if len(_AT_BASE) >= _AT_BASE_MAX:
+            _AT_BASE.clear()
+        _AT_BASE[key] = found
+    return found
+
+
+def likely_files(tracked: list[str], prompt: str, limit: int = 8) -> list[str]:
     """Tracked files whose path mentions the prompt's words, most mentions first."""
     words = {w.lower() for w in _WORD.findall(prompt)} - _STOP
     if not words:
         return []
     scored = []
-    for path in git.tracked_files(repo_dir)[:20000]:
+    for path in tracked[:20000]:
         low = path.lower()
         score = sum(1 for w in words if w in low)
         if score:
@@ -60,9 +83,10 @@ def likely_files(repo_dir: Path, prompt: str, limit: int = 8) -> list[str]:
 
 def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, branch: str,
            base_commit: str, level: str | None = None, recent: int = 8, home: Home | None = None) -> str:
-    history = git.recent_commits(worktree, base_commit, recent) or "(unavailable)"
+    history, tracked = at_base(repo, worktree, base_commit, recent)
+    history = history or "(unavailable)"
     deadline_at = iso(utcnow() + timedelta(seconds=task.timeout_s))
-    files = likely_files(worktree, task.prompt)
+    files = likely_files(tracked, task.prompt)
     level = level or "suggest"
     lines = [
         f"# Handoff: {task.name}",
