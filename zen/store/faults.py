@@ -18,8 +18,8 @@ ENV = "ZEN_CRASH_AT"
 STEPS = (
     "intake.linked",          # the task file is linked into spool/cur, still in spool/new
     "intake.claimed",         # claimed (only in spool/cur), no job record yet
-    "intake.task_written",    # jobs/<id>/task.yaml written, no event yet
-    "intake.received",        # task.received recorded, job.queued not yet
+    "intake.task_written",    # jobs/<id>/task.yaml written, no event yet (then task.received
+                              # and job.queued are written together)
     "intake.recorded",        # the record is complete (queued)
     "spawn.preflight",        # preflight.passed recorded, no worktree yet
     "spawn.worktree",         # `git worktree add` done, worktree.created not recorded

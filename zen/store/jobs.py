@@ -122,9 +122,10 @@ class JobStore:
             seq, _ = ev_store.last_seq(d / EVENTS)
         if seq > 0:
             return False
-        self.append(task.id, EventType.TASK_RECEIVED, task=task.model_dump(mode="json", exclude={"script"}))
-        crash_point("intake.received")
-        self.append(task.id, EventType.JOB_QUEUED, priority=task.priority)
+        # both in one write and one fsync: a record is never left received but not queued
+        ev_store.append_many(d, task.id, [
+            (EventType.TASK_RECEIVED, "supervisor", {"task": task.model_dump(mode="json", exclude={"script"})}),
+            (EventType.JOB_QUEUED, "supervisor", {"priority": task.priority})])
         return True
 
     def append(self, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
