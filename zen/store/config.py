@@ -287,8 +287,9 @@ class Config:
             key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             key = None
-        if key is not None and key in _CACHE:
-            return cls(home, _copy(_CACHE[key]))  # callers may edit their copy
+        hit = _CACHE.get(key) if key is not None else None   # one lookup: spawn threads read it too
+        if hit is not None:
+            return cls(home, _copy(hit))  # callers may edit their copy
         try:
             source = path.read_text()
         except OSError:
