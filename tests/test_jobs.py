@@ -111,6 +111,29 @@ def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
     assert json.loads(zen("show", job_id, "--json").stdout)["state"]["state"] == "working"
 
 
+def test_a_state_json_a_power_loss_emptied_is_replayed_from_the_timeline(lane: Path, home: Path) -> None:
+    """state.json is written without fsync (a cache): after a crash of the machine it may be
+    empty or missing; every reader then replays the timeline, and the snapshot is written again."""
+    zen("dispatch", "x", "--name", "emptied")
+    [job_id] = claim_all(home)
+    store = JobStore(Home(home))
+    store.append(job_id, "worktree.created", path="/w", branch=f"zen/{job_id}", base_commit="abc")
+    store.append(job_id, "agent.spawned", session="s", target="%1")
+    store.append(job_id, "turn.waiting", reason="question")
+    state_file = home / "jobs" / job_id / "state.json"
+    for damage in ("empty", "missing"):
+        store.snapshot(job_id)
+        if damage == "empty":
+            state_file.write_bytes(b"")
+        else:
+            state_file.unlink()
+        shown = json.loads(zen("show", job_id, "--json").stdout)["state"]
+        assert shown["state"] == "waiting" and shown["reason"] == "question", damage
+        snap = store.snapshot(job_id)
+        assert snap.state is JobStatus.waiting and snap.branch == f"zen/{job_id}"
+        assert json.loads(state_file.read_text())["state"] == "waiting", damage
+
+
 def test_status_show_and_log(lane: Path, home: Path) -> None:
     a = zen("dispatch", "first task", "--name", "alpha").stdout.strip()
     claim_all(home)

@@ -332,7 +332,7 @@ class Supervisor:
         data = {"v": CONTROL_VERSION, "ts": timestamp(self.clock.time()), "pid": os.getpid(),
                 "live": len(self.tracked), "queued": len(self.queued), "stopped": stopped}
         with contextlib.suppress(OSError):
-            atomic_write(self.home.heartbeat, json.dumps(data) + "\n", durable=False)
+            atomic_write(self.home.heartbeat, json.dumps(data) + "\n", cache=True)   # its age is what counts
 
     def _control(self, etype: str, **fields: Any) -> None:
         """Home-wide supervisor events go to logs/control.jsonl (append-only), not a job timeline."""

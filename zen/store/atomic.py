@@ -23,9 +23,10 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 0o644) -> Path:
-    """Write `data` to a new fsynced temp file in `directory` (with `mode` from the start) and
-    return its path."""
+def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 0o644, *,
+               sync: bool = True) -> Path:
+    """Write `data` to a new temp file in `directory` (with `mode` from the start), fsynced unless
+    `sync` is False, and return its path."""
     # lean hook path: tempfile imports shutil, random, bz2 and lzma (~4 ms of every guard hook
     # call, which appends through this module but never publishes a file)
     import tempfile
@@ -38,7 +39,8 @@ def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 
         if mode != 0o600:
             os.fchmod(fd, mode)  # mkstemp's 0600 would make every published file private
         write_all(fd, data)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException as exc:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -58,11 +60,15 @@ def named(exc: OSError, path: Path | str) -> OSError:
     return OSError(exc.errno, exc.strerror, str(path))
 
 
-def atomic_write(path: Path, data: bytes | str, *, durable: bool = True, mode: int | None = None) -> None:
-    """Replace `path` with `data` atomically: readers see the old or the new file, never a mix."""
+def atomic_write(path: Path, data: bytes | str, *, durable: bool = True, mode: int | None = None,
+                 cache: bool = False) -> None:
+    """Replace `path` with `data` atomically: readers see the old or the new file, never a mix.
+    `durable`: the rename itself survives a crash of the machine (the directory is fsynced).
+    `cache`: a file zen rebuilds from its sources when it is missing or unreadable (state.json
+    from the timeline): no fsync at all, since a power loss can only cost a rebuild."""
     if isinstance(data, str):
         data = data.encode()
-    tmp = write_temp(path.parent, data, prefix=f".{path.name}.")
+    tmp = write_temp(path.parent, data, prefix=f".{path.name}.", sync=not cache)
     if mode is not None:
         os.chmod(tmp, mode)
     try:
@@ -71,7 +77,7 @@ def atomic_write(path: Path, data: bytes | str, *, durable: bool = True, mode: i
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if durable:
+    if durable and not cache:
         fsync_dir(path.parent)
 
 

@@ -266,7 +266,7 @@ def _keep(home: Home, source: str, data: Any) -> None:
         return
     with contextlib.suppress(OSError):
         home.logs.mkdir(parents=True, exist_ok=True)
-        atomic_write(home.logs / CACHE_FILE, text + "\n", durable=False)
+        atomic_write(home.logs / CACHE_FILE, text + "\n", cache=True)   # checked against zen.yaml's text
 
 
 class Config:

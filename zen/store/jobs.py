@@ -202,7 +202,8 @@ class JobStore:
     def _save_state(self, d: Path, snap: JobSnapshot, offset: int) -> None:
         data = snap.model_dump(mode="json")
         data["_offset"] = offset
-        atomic_write(d / STATE, json.dumps(data, indent=2) + "\n", durable=False)
+        # a cache of the timeline: one that a power loss empties reads as none, and is replayed
+        atomic_write(d / STATE, json.dumps(data, indent=2) + "\n", cache=True)
         if snap.state.final:  # finished jobs are read from the index (a final state never moves back)
             index.update(self.home, {snap.job: (offset, data)})
 
