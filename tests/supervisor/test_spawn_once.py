@@ -72,6 +72,26 @@ def test_a_crash_at_each_step_of_intake_and_spawn_runs_the_agent_once(step: str,
     assert not list((zh / "spool" / "new").iterdir()) and [p.stem for p in (zh / "spool" / "cur").iterdir()] == [job]
 
 
+def test_a_handoff_a_machine_crash_emptied_is_written_again_before_the_agent_starts(zh: Path, sups,
+                                                                                   tmp_path: Path) -> None:
+    """handoff.md and prompt.txt are written without fsync (made again from the task by any
+    later start): a crash of the machine right after them leaves them empty, and the resumed
+    start writes them again before its agent reads them."""
+    runs = tmp_path / "runs.log"
+    job = dispatch_cmd('grep -q "Handoff:" "$ZEN_HANDOFF" && test -s "$ZEN_PROMPT_FILE" && '
+                       + _agent(runs), "emptied-handoff")
+    crashed = sups.start(env={faults.ENV: "spawn.prepared"}, wait=False)
+    assert crashed.wait(timeout=30) == -signal.SIGKILL
+    paths = Home(zh).job(job)
+    for path in (paths.handoff, paths.prompt):
+        assert path.stat().st_size > 0
+        path.write_bytes(b"")                      # what a power loss can leave of an unsynced file
+    sups.start()
+    s = wait_state(zh, job, "harvested")
+    assert s.exit_code == 0 and _runs(runs) == [job]
+    assert "# Handoff:" in paths.handoff.read_text() and paths.prompt.read_text().strip()
+
+
 def test_a_crash_inside_the_publish_of_task_yaml_still_runs_the_task(zh: Path, sups, tmp_path: Path) -> None:
     """Found by the random loop: killed between linking task.yaml and removing its temp file, the
     job directory holds task.yaml and `.task.yaml.<random>` and no timeline. That is a record cut

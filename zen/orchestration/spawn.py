@@ -192,8 +192,11 @@ def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit:
     text = handoff.render(ctx.task, job_id=ctx.job_id, lane=lane.name, repo=lane.repo, worktree=worktree,
                           branch=branch, base_commit=base_commit, level=_level(ctx.home, ctx.task.domain),
                           home=ctx.home)
-    atomic_write(ctx.paths.prompt, ctx.task.prompt)
-    atomic_write(ctx.paths.handoff, text)
+    # both are made again from the task and the repository by any later start (resume() when the
+    # handoff is missing or empty): nothing a crash of the machine could take from them is lost,
+    # so they are not fsynced (four fsyncs of every start)
+    atomic_write(ctx.paths.prompt, ctx.task.prompt, cache=True)
+    atomic_write(ctx.paths.handoff, text, cache=True)
     crash_point("spawn.prepared")
     return Prepared(worktree, env)
 
@@ -294,6 +297,13 @@ def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
     return launch(ctx, tmux, prepare(ctx), fresh=True)
 
 
+def _written(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def resume(ctx: JobContext, tmux: Tmux) -> Launched:
     """Finish a spawn that a crash cut short after worktree.created (never creates it again)."""
     snap = ctx.snapshot()
@@ -303,7 +313,8 @@ def resume(ctx: JobContext, tmux: Tmux) -> Launched:
     types = {e.get("type") for e in ctx.events()}
     if E.SETUP_FAILED in types:
         raise SpawnError("the lane's setup command failed")
-    if not ctx.paths.handoff.exists() or (E.SETUP_DONE not in types and lane_of(ctx).setup):
+    if not _written(ctx.paths.handoff) or not _written(ctx.paths.prompt) or (
+            E.SETUP_DONE not in types and lane_of(ctx).setup):
         prepared = after_worktree(ctx, worktree, branch=snap.branch or branch_name(ctx.job_id),
                                   base_commit=snap.base_commit or "HEAD")
     else:
