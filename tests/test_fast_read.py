@@ -105,9 +105,15 @@ def test_status_json_says_what_the_model_readers_say(mixed: dict[str, str], home
 
 
 def test_status_text_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
-    fast = zen("status")
-    assert fast.returncode == 0, fast.stderr
-    assert fast.stdout == _typer("status")
+    # a live job's age is counted to the moment each reads the clock: on a loaded machine the two
+    # readings can fall either side of a second, so a pair read anew may be needed to compare
+    for _ in range(3):
+        fast = zen("status")
+        assert fast.returncode == 0, fast.stderr
+        typer_text = _typer("status")
+        if fast.stdout == typer_text:
+            break
+    assert fast.stdout == typer_text
     for name in NAMES:
         assert mixed[name] in fast.stdout
     assert "waiting (question)" in fast.stdout and "failed (it broke)" in fast.stdout

@@ -34,7 +34,9 @@ def test_a_burst_all_reach_working_with_one_spawn_each(zh: Path, sups) -> None:
 
     def all_working() -> bool:
         states = {j: snap(zh, j).state.value for j in jobs}
-        assert not {s for s in states.values() if s not in ("queued", "starting", "working", "waiting")}, states
+        odd = {j: (s, [e.get("reason") for e in events(zh, j) if e["type"] in ("job.failed", "retry.scheduled")])
+               for j, s in states.items() if s not in ("queued", "starting", "working", "waiting")}
+        assert not odd, odd
         return all(s in ("working", "waiting") for s in states.values())
 
     wait_until(all_working, timeout=90, message=f"all {N} jobs working")
