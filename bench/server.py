@@ -2,7 +2,9 @@
 (the same server and client, nothing of zen), and the delivery latency from an event appended to
 a timeline to its arrival on an SSE stream, both measured in the same run.
 
-Targets (issue 17): sessions p50 <= 5x the hello-world p50; event -> SSE delivery p95 <= 300 ms."""
+Targets (issue 17): sessions p50 <= 5x the hello-world p50; event -> SSE delivery p95 <= 300 ms.
+Also a small answer (a 401, headers and body written apart) on the same kept-alive connection:
+with Nagle left on, each one waited ~40 ms for the client's delayed ACK (zen/server/run.py)."""
 
 from __future__ import annotations
 
@@ -74,13 +76,13 @@ def _serve(env: dict[str, str], home: Path) -> tuple[subprocess.Popen[bytes], in
     return proc, port, token
 
 
-def _timed_gets(client: object, url: str, n: int, headers: dict[str, str]) -> list[float]:
+def _timed_gets(client: object, url: str, n: int, headers: dict[str, str], status: int = 200) -> list[float]:
     out = []
     for _ in range(n):
         t0 = time.perf_counter()
         r = client.get(url, headers=headers)  # type: ignore[attr-defined]
         out.append(time.perf_counter() - t0)
-        assert r.status_code == 200, r.text
+        assert r.status_code == status, r.text
     return out
 
 
@@ -145,14 +147,18 @@ def run() -> list[dict]:
                         if time.monotonic() > deadline:
                             raise
                         time.sleep(0.05)
-                sessions, base = [], []
+                sessions, base, small = [], [], []
                 for _ in range(10):  # interleaved rounds, so load drift hits both alike
                     base += _timed_gets(c, f"http://127.0.0.1:{hello_port}/", 20, {})
                     sessions += _timed_gets(c, f"http://127.0.0.1:{port}/api/v1/agent/sessions", 20, auth)
+                    small += _timed_gets(c, f"http://127.0.0.1:{port}/api/v1/agent/sessions", 5, {}, status=401)
                 assert len(c.get(f"http://127.0.0.1:{port}/api/v1/agent/sessions", headers=auth).json()["sessions"]) == 100
             ratio = p50(sessions) / p50(base)
             rows.append(row("GET /sessions (100 jobs) p50 / uvicorn hello-world p50", ratio, "x", "<= 5", ratio <= 5,
                             f"sessions {p50(sessions) * 1000:.2f} ms, hello {p50(base) * 1000:.2f} ms"))
+            ratio = p50(small) / p50(base)
+            rows.append(row("a refused request (401, no token) p50 / uvicorn hello-world p50", ratio, "x", "<= 2",
+                            ratio <= 2, f"401 {p50(small) * 1000:.2f} ms over {len(small)} on one kept-alive connection"))
             lat = _delivery(port, token, home, ids[0], 100)
             rows.append(row("event append -> SSE delivery p95", p95(lat) * 1000, "ms", "<= 300", p95(lat) <= 0.3,
                             f"p50 {p50(lat) * 1000:.1f} ms over {len(lat)} events (file events, no polling)"))
