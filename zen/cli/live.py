@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shlex
 import sys
@@ -19,14 +20,20 @@ def watch(
     p pause/resume, d review diff, l lane, v view, / filter, q quit."""
     home = common.home()
     dumb = os.environ.get("TERM", "") in ("", "dumb")
-    if plain or dumb or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        from zen.tui.plain import run_plain  # rich only: the full-screen app is not loaded
+    try:
+        if plain or dumb or not (sys.stdin.isatty() and sys.stdout.isatty()):
+            from zen.tui.plain import run_plain  # rich only: the full-screen app is not loaded
 
-        return run_plain(home, tty=sys.stdout.isatty() and not dumb)
-    from zen.tui.app import WatchApp  # Textual is loaded by this command only
+            return run_plain(home, tty=sys.stdout.isatty() and not dumb)
+        from zen.tui.app import WatchApp  # Textual is loaded by this command only
 
-    WatchApp(home).run()
-    return 0
+        WatchApp(home).run()
+        return 0
+    finally:
+        # the process ends next: its last garbage collection, over all a view imports (Textual,
+        # pydantic, GitPython...), took 0.3-0.6 s after q or Ctrl-C and frees nothing the system
+        # does not take back at exit anyway
+        gc.freeze()
 
 
 def grid(
