@@ -27,7 +27,7 @@ class SessionCache:
     (bench/server.py). Plain string paths here: building pathlib objects for a hundred jobs
     cost more than the stats themselves.
 
-    Three steps, so the endpoint can run the cheap ones on the event loop and only the reading
+    In steps, so the endpoint can run the cheap ones on the event loop and only the reading
     of changed jobs in the thread pool: `listing` (the stats), `stale` (what changed), `load`
     (read and serialise those), then `rows` (the answer, in `JobStore.ids` order)."""
 
