@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from zen.guard import defaults, sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
 from zen.guard.checks import PathChecks
+from zen.guard.hosted import mutating_call
 from zen.guard.options import flag_present
 from zen.guard.paths import Resolver, Target, norm, under
 from zen.guard.policy import Policy
@@ -424,17 +425,21 @@ class Analyser(PathChecks, ScriptRuns):
             self.deny("perm.unresolved", f"{where}: sets a file mode the guardian cannot resolve")
         self.mode_int(mode, where)
 
-    def py_net(self, fn: str, values: list[Any], where: str) -> None:
+    def py_net(self, fn: str, values: list[Any], where: str, method: str | None = None) -> None:
         self.ro(f"{where}: a network call")
         urls = [v for v in values if isinstance(v, str) and ("://" in v or looks_host(v))]
         for u in urls:
             self.host_check(u, f"{where}: ")
+            self.py_hosted(u if "://" in u else "https://" + u, method, f"{where}: {fn}()")
         last = fn.rsplit(".", 1)[-1].lower()
         if not urls and last in ("get", "post", "put", "patch", "delete", "head", "options", "request",
                                  "urlopen", "stream", "fetch", "send", "request_url", "urlretrieve"):
             self.deny("net.unresolved-host", f"{where}: {fn}() reaches a host the guardian cannot "
                       "resolve")
         self.need("network_requests", "approval.network", f"{where}: {fn}()")
+
+    def py_hosted(self, url: str, method: str | None, where: str) -> None:
+        mutating_call(self, url, method, where)
 
     def py_link(self, target: Any, link: Any, hard: bool, where: str) -> None:
         if not isinstance(target, str) or not isinstance(link, str):

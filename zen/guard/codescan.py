@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from zen.guard.hosted import mutating_call
 from zen.guard.sqlscan import destructive_orm, destructive_sql
+from zen.guard.urls import URL_IN_TEXT
 from zen.guard.words import is_secret_name
 
 _STR = r"""(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|`((?:[^`\\$]|\\.|\$(?!\{))*)`)"""
@@ -69,6 +71,17 @@ _LANG_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
         "env": (r"\bgetenv\s*\(\s*\)", r"\$_ENV\b", r"\$_SERVER\b", r"\bphpinfo\s*\("),
         "net": (r"\bcurl_init", r"\bfsockopen", r"\bstream_socket_client", r"\bfile_get_contents\s*\(\s*['\"]https?:"),
     },
+}
+# a request that may change what it reaches (the hosted API rule, zen/guard/hosted.py): a
+# method that is not a plain GET, a client's post/put/patch/delete, a body
+_MUTATING = {
+    "js": re.compile(r"""(?i)\bmethod\s*:\s*(?!['"`](?:get|head|options)['"`])|\.(?:post|put|patch|delete|del)\s*\("""
+                     r"""|\bbody\s*:"""),
+    "ruby": re.compile(r"(?i)Net::HTTP::(?:Post|Put|Patch|Delete)|\.(?:post|put|patch|delete|send_request)\b"
+                       r"|\bmethod:\s*(?!:get\b|:head\b|['\"]get['\"])"),
+    "perl": re.compile(r"""(?i)->\s*(?:post|put|patch|delete|request)\b|HTTP::Request->new\s*\(\s*(?!['"]?(?:GET|HEAD)\b)"""
+                       r"""|\b(?:POST|PUT|PATCH|DELETE)\s*\("""),
+    "php": re.compile(r"""(?i)CURLOPT_(?:POST|CUSTOMREQUEST|PUT|UPLOAD|POSTFIELDS)|['"]method['"]\s*=>\s*(?!['"](?:GET|HEAD)['"])"""),
 }
 _COMPILED: dict[str, dict[str, list[re.Pattern[str]]]] = {}
 # reads of one environment variable: group 1 (or 2) is its name when it is a literal, else the
@@ -132,9 +145,13 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
     """Pattern scan of JS/Ruby/Perl/PHP code; deny when a dangerous call's argument is not a
     plain literal the guardian can check."""
     pats = _patterns(lang)
+    mutating = _MUTATING[lang].search(code) is not None
     for m in _ANY_STR.finditer(code):
         text = next((g for g in m.groups() if g is not None), "")
         an.literal(text, where)
+        if mutating and "://" in text:
+            for u in URL_IN_TEXT.finditer(text):
+                mutating_call(an, u.group(0), None, where)
     if any(p.search(code) for p in pats["eval"]):
         an.deny("opaque.exec", f"{where}: eval of generated code cannot be checked")
         return

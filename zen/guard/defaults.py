@@ -38,6 +38,44 @@ HIGH_CONSEQUENCE_HOSTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Hosted APIs whose changes land beyond the worktree: reading them (GET, HEAD, OPTIONS, a
+# GraphQL query) is fine; a mutating method (POST, PUT, PATCH, DELETE, a GraphQL mutation) is an
+# action past the worktree, like a push: denied at observe and suggest, reported at
+# act-and-report (DESIGN section 6). Only API hosts: docs.github.com and the like stay out.
+HOSTED_API_HOSTS: dict[str, tuple[str, ...]] = {
+    "code_hosting": (
+        "api.github.com", "uploads.github.com", "gitlab.com", "api.bitbucket.org", "codeberg.org",
+        "gitea.com", "dev.azure.com", "api.sourcehut.org", "git.sr.ht",
+    ),
+    "deploy_cloud": (
+        "api.vercel.com", "api.netlify.com", "api.heroku.com", "api.fly.io", "api.machines.dev",
+        "api.render.com", "backboard.railway.app", "api.digitalocean.com", "api.cloudflare.com",
+        "api.linode.com", "api.hetzner.cloud", "api.supabase.com", "api.supabase.io",
+        "api.vultr.com", "api.scaleway.com", "api.exoscale.com",
+    ),
+    "packages": (
+        "upload.pypi.org", "test.pypi.org", "registry.npmjs.org", "hub.docker.com", "crates.io",
+        "rubygems.org", "api.nuget.org", "www.nuget.org",
+    ),
+    "chat_tracking": (
+        "slack.com", "hooks.slack.com", "discord.com", "discordapp.com", "api.telegram.org",
+        "*.webhook.office.com", "api.linear.app", "*.atlassian.net", "api.atlassian.com",
+        "api.notion.com", "sentry.io", "api.pagerduty.com", "events.pagerduty.com",
+        "api.opsgenie.com", "api.asana.com", "api.trello.com", "api.clickup.com", "api.monday.com",
+    ),
+}
+
+# Package indexes and registries installs may use (a host, or a `*.` pattern). An install from
+# any other index, URL or VCS source is denied: the policy's `package_registries` adds mirrors.
+PACKAGE_REGISTRIES: tuple[str, ...] = (
+    "pypi.org", "files.pythonhosted.org", "download.pytorch.org",
+    "registry.npmjs.org", "registry.npmjs.com", "registry.yarnpkg.com", "npm.jsr.io",
+    "crates.io", "index.crates.io", "static.crates.io", "rubygems.org", "index.rubygems.org",
+    "proxy.golang.org", "sum.golang.org", "repo.maven.apache.org", "repo1.maven.org",
+    "conda.anaconda.org", "repo.anaconda.com", "packagist.org", "repo.packagist.org",
+    "api.nuget.org", "registry.bower.io",
+)
+
 # Their SDKs, by the name code imports them with: using one is a raw call as well.
 HIGH_CONSEQUENCE_SDKS: dict[str, tuple[str, ...]] = {
     "python": ("stripe", "braintree", "paypalrestsdk", "paypalcheckoutsdk", "paypalserversdk", "square",

@@ -44,7 +44,7 @@ from zen.guard import defaults
 from zen.guard.rule import Rule
 from zen.store import layout
 
-FORMAT = 2          # bump when the compiled JSON changes shape
+FORMAT = 3          # bump when the compiled JSON changes shape
 CACHE_NAME = layout.GUARD_CACHE
 LEVELS = ("observe", "suggest", "act-and-report", "autonomous")
 APPROVAL_SWITCHES = ("file_deletes", "system_commands", "network_requests")
@@ -56,7 +56,7 @@ DOC_LABELS = frozenset({"www", "docs", "doc", "developer", "developers", "dev", 
                         "blog", "community", "learn", "academy", "changelog", "stripe-docs"})
 
 _GUARDIAN_KEYS = {"zen", "require_approval", "integrations", "high_consequence_hosts",
-                  "vendor_clis", "credential_paths", "credential_commands", "protected_paths",
+                  "hosted_api_hosts", "package_registries", "vendor_clis", "credential_paths", "credential_commands", "protected_paths",
                   "system_commands", "network_commands", "rules", "limits"}
 _RULE_KEYS = {"id", "reason", "decision", "match", "domains", "levels"}
 _MATCH_KEYS = {"command", "subcommand", "args", "flags", "path", "text", "tool", "host"}
@@ -219,13 +219,7 @@ def _compile_guardian(data: Any, where: str) -> dict[str, Any]:
         if not isinstance(v, bool):
             raise PolicyError(f"{where}: require_approval.{k} must be true or false")
         switches[k] = v
-    hosts: list[list[str]] = []
-    hch = d.get("high_consequence_hosts")
-    if isinstance(hch, dict):
-        for cat, items in hch.items():
-            hosts.extend([h.lower(), str(cat)] for h in _strs(items, f"{where}: high_consequence_hosts.{cat}"))
-    else:
-        hosts.extend([h.lower(), "high-consequence"] for h in _strs(hch, f"{where}: high_consequence_hosts"))
+    hosts = _host_categories(d, "high_consequence_hosts", "high-consequence", where)
     integrations = {}
     for name, spec in _mapping(d.get("integrations"), f"{where}: integrations").items():
         integrations[str(name)] = _compile_integration(str(name), spec, f"{where}: integrations.{name}")
@@ -249,6 +243,8 @@ def _compile_guardian(data: Any, where: str) -> dict[str, Any]:
     return {
         "require_approval": switches,
         "hosts": hosts,
+        "hosted_hosts": _host_categories(d, "hosted_api_hosts", "hosted API", where),
+        "package_registries": [h.lower() for h in _strs(d.get("package_registries"), f"{where}: package_registries")],
         "integrations": integrations,
         "vendor_clis": _strs(d.get("vendor_clis"), f"{where}: vendor_clis"),
         "credential_paths": _strs(d.get("credential_paths"), f"{where}: credential_paths"),
@@ -259,6 +255,15 @@ def _compile_guardian(data: Any, where: str) -> dict[str, Any]:
         "rules": rules,
         "limits": {str(k): v for k, v in limits.items() if v},
     }
+
+
+def _host_categories(d: dict[str, Any], key: str, default: str, where: str) -> list[list[str]]:
+    """[host, category] pairs of a hosts key: a mapping of category to hosts, or one list."""
+    value = d.get(key)
+    if isinstance(value, dict):
+        return [[h.lower(), str(cat)] for cat, items in value.items()
+                for h in _strs(items, f"{where}: {key}.{cat}")]
+    return [[h.lower(), default] for h in _strs(value, f"{where}: {key}")]
 
 
 def split_url(url: str) -> tuple[str, str, int | None, str] | None:
@@ -372,15 +377,12 @@ class Policy:
         host_entries.extend((h, c, None) for h, c in p.get("hosts") or [])
         for name, integ in self.integrations.items():
             host_entries.extend((h, integ.get("category", "integration"), name) for h in integ["hosts"])
-        self._exact: dict[str, tuple[str, str, str | None]] = {}
-        self._wild: list[tuple[str, str, str | None]] = []
-        for pattern, cat, integ in host_entries:
-            pattern = pattern.lower().rstrip(".")
-            if any(ch in pattern for ch in "*?["):
-                self._wild.append((pattern, cat, integ))
-            elif pattern not in self._exact or integ is not None:   # an integration names its gate
-                self._exact[pattern] = (pattern, cat, integ)
-        self._wild.sort(key=lambda e: e[2] is None)
+        self._hosts = HostTable(host_entries)
+        self._hosted = HostTable([(h, cat, None) for cat, hs in defaults.HOSTED_API_HOSTS.items() for h in hs] +
+                                 [(h, c, None) for h, c in p.get("hosted_hosts") or []])
+        self._registries = HostTable([(h, "registry", None) for h in
+                                      (*defaults.PACKAGE_REGISTRIES, *(p.get("package_registries") or ()))],
+                                     doc_labels=False)
         self.vendor_clis = frozenset(defaults.VENDOR_CLIS) | frozenset(p.get("vendor_clis") or ())
         self.credential_paths = tuple(defaults.CREDENTIAL_PATHS) + tuple(p.get("credential_paths") or ())
         self.protected_paths = tuple(p.get("protected_paths") or ())
@@ -405,6 +407,34 @@ class Policy:
     def match_host(self, host: str, port: int | None, scheme: str | None = None
                    ) -> tuple[str, str, str | None] | None:
         """(pattern, category, integration) when `host` is one raw calls may not reach."""
+        return self._hosts.match(host, port, scheme)
+
+    def match_hosted(self, host: str, port: int | None, scheme: str | None = None
+                     ) -> tuple[str, str, str | None] | None:
+        """(pattern, category, None) when `host` is a hosted API a mutating call changes."""
+        return self._hosted.match(host, port, scheme)
+
+    def known_registry(self, host: str, port: int | None, scheme: str | None = None) -> bool:
+        """`host` is a package index or registry installs may use."""
+        return self._registries.match(host, port, scheme) is not None
+
+
+class HostTable:
+    """Host patterns (exact names, `*.` globs, optionally with a port) and what each stands for."""
+
+    def __init__(self, entries: list[tuple[str, str, str | None]], doc_labels: bool = True) -> None:
+        self._exact: dict[str, tuple[str, str, str | None]] = {}
+        self._wild: list[tuple[str, str, str | None]] = []
+        self._doc_labels = doc_labels
+        for pattern, cat, integ in entries:
+            pattern = pattern.lower().rstrip(".")
+            if any(ch in pattern for ch in "*?["):
+                self._wild.append((pattern, cat, integ))
+            elif pattern not in self._exact or integ is not None:   # an integration names its gate
+                self._exact[pattern] = (pattern, cat, integ)
+        self._wild.sort(key=lambda e: e[2] is None)
+
+    def match(self, host: str, port: int | None, scheme: str | None = None) -> tuple[str, str, str | None] | None:
         host = host.lower().rstrip(".")
         if host.startswith("[") and host.endswith("]"):
             host = host[1:-1]
@@ -415,7 +445,7 @@ class Policy:
             hit = self._exact.get(c)
             if hit is not None:
                 return hit
-        if host.split(".", 1)[0] in DOC_LABELS:
+        if self._doc_labels and host.split(".", 1)[0] in DOC_LABELS:
             return None     # a provider's documentation or portal (www.twilio.com), not its API
         for c in candidates:
             for pattern, cat, integ in self._wild:

@@ -393,13 +393,46 @@ def _py_other(an: Any, ev: _PyEval, node: Any, fn: str, aliases: dict[str, str],
         an.deny("creds.read", f"{where}: {fn}() reads a .env file")
         return
     if fn.startswith(_NET_CALLS) or fn.rsplit(".", maxsplit=1)[-1] in ("urlopen",):
-        an.py_net(fn, [ev.value(a) for a in args] + [ev.value(v) for v in kw.values()], where)
+        an.py_net(fn, [ev.value(a) for a in args] + [ev.value(v) for v in kw.values()], where,
+                  _py_method(ev, fn, args, kw))
+        return
+    last = fn.rsplit(".", 1)[-1]
+    if last in ("post", "put", "patch", "delete", "request", "send") and any(
+            (m + ".").startswith(_NET_CALLS) for m in aliases.values()):
+        # a session or client object's call (requests.Session().delete(URL)): its URL is still seen
+        method = _py_method(ev, "requests." + last, args, kw)
+        for v in [ev.value(a) for a in args] + [ev.value(v) for v in kw.values()]:
+            if isinstance(v, str) and "://" in v:
+                an.py_hosted(v, method, f"{where}: {fn.replace('?.', '')}()")
         return
     if fn in _PRINTERS:
         for a in [*args, *kw.values()]:
             if _mentions_environ(a, aliases, True):
                 an.deny("creds.env-dump", f"{where}: prints the environment or a secret variable")
                 return
+
+
+_READ_CALLS = {"get": "GET", "head": "HEAD", "options": "OPTIONS", "post": "POST", "put": "PUT",
+               "patch": "PATCH", "delete": "DELETE"}
+
+
+def _py_method(ev: _PyEval, fn: str, args: list[Any], kw: dict[str, Any]) -> str | None:
+    """The HTTP method a network call sends: its name (requests.delete), its method= or first
+    argument (request("DELETE", ...)), POST when it carries data (urlopen(url, data)); None
+    when only known at run time (or not HTTP at all: sockets, smtplib)."""
+    last = fn.rsplit(".", 1)[-1]
+    if last.lower() in _READ_CALLS and not fn.startswith(("smtplib.", "ftplib.", "socket.")):
+        return _READ_CALLS[last.lower()]
+    if "method" in kw:
+        value = ev.value(kw["method"])
+        return value.upper() if isinstance(value, str) else None
+    if last in ("request", "stream", "build_request", "urlopen_request") and args:
+        value = ev.value(args[0])
+        return value.upper() if isinstance(value, str) and value.isalpha() else None
+    if last in ("urlopen", "Request", "urlretrieve"):
+        data = kw.get("data", args[1] if len(args) > 1 else None)
+        return "GET" if data is None else "POST"
+    return None
 
 
 def _truthy(node: Any) -> bool:

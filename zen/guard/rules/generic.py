@@ -48,3 +48,10 @@ def generic(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
             not defaults.NETWORK_SUBCOMMANDS[name] or
             any(a.text in defaults.NETWORK_SUBCOMMANDS[name] for a in args[:2]))):
         an.need("network_requests", "approval.network", f"`{name}` reaches the network")
+
+
+def forge(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """glab and hub: as any program, and their `api` calls as gh's (a change needs the job's level)."""
+    generic(an, name, args, st, cmd, depth)
+    if args[:1] and args[0].text == "api":
+        net.forge_call(an, name, args[1:])

@@ -9,8 +9,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from zen.guard.hosted import READ_METHODS, graphql_read, mutating_call, url_path
 from zen.guard.options import has, split_opts, val
 from zen.guard.rules import env
+from zen.guard.rules.methods import (
+    HTTP_METHODS,
+    HTTPIE,
+    curl_method,
+    forge_api,
+    httpie_method,
+    request_bodies,
+    wget_method,
+)
 from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -55,28 +65,34 @@ def http(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     urls = _http_options(an, name, opts, st)
     if (has(opts, "-n", "--netrc") and name == "curl") or has(opts, "--netrc-optional"):
         an.deny("creds.read", f"`{name} --netrc` sends stored credentials")
-    if name in ("http", "https", "httpie", "xh", "xhs", "curlie"):
+    method: str | None = None
+    if name in HTTPIE:
         # httpie: [METHOD] URL [items...]; items like @file / field=@file read files
         posw = list(pos)
-        if posw and posw[0].known and posw[0].text.upper() in ("GET", "POST", "PUT", "PATCH", "DELETE",
-                                                                 "HEAD", "OPTIONS"):
+        if posw and posw[0].known and posw[0].text.upper() in HTTP_METHODS:
+            method = posw[0].text.upper()
             posw = posw[1:]
         if posw:
             urls.append(posw[0])
             for item in posw[1:]:
                 if "@" in item.text:
                     an.read_word(Word(item.text.split("@", 1)[1]), st)
+            method = method or httpie_method(opts, posw[1:], cmd is not None and cmd.stdin in ("pipe", "heredoc", "herestring"))
     else:
         urls.extend(pos)
+        method = curl_method(opts) if name in ("curl", "curlie") else wget_method(opts) if name == "wget" \
+            else "GET"
     if not urls and not pos:
         return
+    bodies = request_bodies(opts)
     for u in urls:
         text = u.text
-        if name in ("http", "https", "xh", "httpie", "curlie") and text.startswith(":"):
+        if name in HTTPIE and text.startswith(":"):
             text = "http://localhost" + text
         elif "://" not in text:
             text = ("https://" if name == "https" else "http://") + text
         an.host_check(text)
+        mutating_call(an, text, method, f"`{name}`", bodies)
     _saved_files(an, name, opts, urls, st)
     an.need("network_requests", "approval.network", f"`{name}` reaches the network")
 
@@ -224,13 +240,19 @@ def gh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, de
         ["auth", "status"], ["release", "list"], ["release", "view"], ["search", "issues"],
         ["search", "prs"], ["search", "code"], ["search", "repos"])
     if texts[:1] == ["api"]:
-        if not any(t in ("-X", "--method", "-f", "-F", "--field", "--raw-field", "--input") or
-                   t.startswith(("-X", "--method=")) for t in texts):
-            read_only = True
+        read_only = forge_call(an, name, args[1:])
     if not read_only:
         an.ro("`gh`")
     _gh_files(an, args, st)
     an.need("network_requests", "approval.network", "`gh` reaches GitHub")
+
+
+def forge_call(an: Analyser, name: str, args: list[Word]) -> bool:
+    """`gh api` / `glab api` / `hub api`: reading is fine, a change needs the job's level (True: it
+    only reads)."""
+    url, method, bodies = forge_api(name, args)
+    mutating_call(an, url, method, f"`{name} api`", bodies, forge=True)
+    return (method or "") in READ_METHODS or (method == "POST" and graphql_read(url_path(url), bodies))
 
 
 def _gh_files(an: Analyser, args: list[Word], st: State) -> None:

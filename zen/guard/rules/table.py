@@ -160,6 +160,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("net.socket", ("nc", "ncat", "netcat", "openssl", "socat", "telnet")),
     ("net.ssh", ("ssh",)),
     ("net.gh", ("gh",)),
+    ("generic.forge", ("glab", "hub")),
     ("net.serve", ("http-server", "serve", "live-server", "darkhttpd", "webfsd", "static-web-server",
                    "miniserve", "simple-http-server")),
     # databases
