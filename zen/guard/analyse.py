@@ -228,6 +228,8 @@ class Analyser(PathChecks, ScriptRuns):
             self.st, self.cmd = saved
 
     def assignment(self, name: str, value: Word, st: State, depth: int) -> None:
+        if name in defaults.PACKAGE_SOURCE_VARS:
+            self.package_var(name, value)
         if name in _EXEC_ENV_VARS and value.text:
             self.walk(value.text, st.copy(cwds=st.cwds), depth + 1)
         elif name in _OPAQUE_ENV_VARS and name not in ("PATH", "PYTHONPATH", "IFS") and value.text and \
@@ -244,9 +246,19 @@ class Analyser(PathChecks, ScriptRuns):
         if name in ("export", "declare", "typeset", "readonly", "local") and not names:
             if name in ("export", "readonly") or any("p" in f or "x" in f for f in flags) or not flags:
                 self.deny("creds.env-dump", f"`{name}` without names prints the environment")
+        for n in names:
+            var, eq, value = n.text.partition("=")
+            if eq and var in defaults.PACKAGE_SOURCE_VARS:
+                self.package_var(var, Word(value, n.raw))
         if any("p" in f for f in flags) and any(is_secret_name(n.text) for n in names):
             self.deny("creds.secret-echo", f"`{name} -p` prints a secret-looking variable")
         self.ro(f"`{name}`") if name != "local" and names else None
+
+    def package_var(self, name: str, value: Word) -> None:
+        # imported here: only a command that sets an installer's index variable loads these rules
+        from zen.guard.rules import pkg
+
+        pkg.env_source(self, name, value)
 
     # -- leaf: one program with its argv --------------------------------------------------------
     def leaf(self, words: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

@@ -76,6 +76,17 @@ PACKAGE_REGISTRIES: tuple[str, ...] = (
     "api.nuget.org", "registry.bower.io",
 )
 
+# environment variables that point an installer at an index (values: URLs, or a config file)
+PACKAGE_SOURCE_VARS: frozenset[str] = frozenset({
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONFIG_FILE", "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX", "UV_FIND_LINKS", "UV_CONFIG_FILE",
+    "NPM_CONFIG_REGISTRY", "npm_config_registry", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig",
+    "NPM_CONFIG_GLOBALCONFIG", "npm_config_globalconfig", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER",
+    "BUN_CONFIG_REGISTRY", "GOPROXY", "GOFLAGS", "GONOSUMDB", "GONOSUMCHECK", "GOSUMDB", "GOINSECURE",
+    "CONDARC", "PIPX_DEFAULT_INDEX_URL", "POETRY_REPOSITORIES", "RUBYGEMS_HOST", "GEM_SOURCE",
+    "CARGO_REGISTRIES_CRATES_IO_PROTOCOL", "PNPM_REGISTRY",
+})
+
 # Their SDKs, by the name code imports them with: using one is a raw call as well.
 HIGH_CONSEQUENCE_SDKS: dict[str, tuple[str, ...]] = {
     "python": ("stripe", "braintree", "paypalrestsdk", "paypalcheckoutsdk", "paypalserversdk", "square",

@@ -14,6 +14,7 @@ from zen.guard import defaults
 from zen.guard.buildfiles import make_recipes, npm_scripts
 from zen.guard.options import split_opts, val
 from zen.guard.paths import norm
+from zen.guard.rules import pkg
 from zen.guard.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def package_scripts(an: Analyser, tool: str, names: list[str], st: State) -> Non
 
 
 def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    pkg.sources(an, name, args)
     if name in ("npx", "pnpx"):
         opts, pos = split_opts(args, "pc", frozenset({"--package", "--call"}), stop_first=True)
         call = next((v for o, v in opts if o in ("-c", "--call")), None)
@@ -103,6 +105,7 @@ def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
 
 
 def npm(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    pkg.sources(an, name, args)
     texts = [a.text for a in args]
     if texts[:1] in (["exec"], ["x"]):
         _, pos = split_opts(args[1:], "c", frozenset({"--package", "--call"}), stop_first=True)

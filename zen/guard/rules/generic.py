@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zen.guard import defaults
-from zen.guard.rules import db, env, net
+from zen.guard.rules import db, env, net, pkg
 from zen.guard.rules.table import SHELLS
 from zen.guard.words import Cmd, State, Word, lit
 
@@ -55,3 +55,9 @@ def forge(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     generic(an, name, args, st, cmd, depth)
     if args[:1] and args[0].text == "api":
         net.forge_call(an, name, args[1:])
+
+
+def package_tool(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """pip, pipx, gem, cargo, go, composer: as any program, and the package sources they name."""
+    generic(an, name, args, st, cmd, depth)
+    pkg.sources(an, name, args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zen.guard import codescan, pyscan
-from zen.guard.rules import db, debug, zen
+from zen.guard.rules import db, debug, pkg, zen
 from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ def python_module(an: Analyser, mod: str, rest: list[Word], st: State, cmd: Cmd 
         return
     if mod in ("pip", "pip3"):
         an.ro("`pip`")
+        pkg.pip(an, "pip", rest, "`python -m pip`")
         if rest and rest[0].text in ("install", "download", "wheel"):
             an.need("network_requests", "approval.network", "`pip install` reaches the network")
         return

@@ -25,6 +25,7 @@ import re
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash",
                     "yash", "posh", "elvish", "nu", "xonsh", "pwsh", "powershell"})
 PYTHONS = re.compile(r"^(python|pypy)[0-9.]*$")
+PIPS = re.compile(r"^pip[0-9.]+$")
 
 # wrappers that run the rest of their argv: (short options that take a value, long ones)
 WRAPPER_VALUE_OPTS: dict[str, tuple[str, frozenset[str]]] = {
@@ -207,6 +208,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
         "bun", "bundle", "bunx", "conda", "direnv", "dotenv", "hatch", "mamba", "npx", "pdm",
         "pipenv", "pixi", "pnpm", "pnpx", "poetry", "rye", "uv", "uvx", "yarn")),
     ("build.npm", ("npm",)),
+    ("generic.package_tool", ("pip", "pip3", "pipx", "gem", "cargo", "go", "composer", "micromamba")),
     # git
     ("git.git", ("git",)),
     # zen itself (an agent is never a human)
@@ -245,6 +247,8 @@ def fallback(name: str) -> str:
     """The handler of a program the table does not name."""
     if PYTHONS.match(name):
         return "interp.python"
+    if PIPS.match(name):
+        return "generic.package_tool"
     if name.startswith("mkfs."):
         return "system.disk"
     return "generic.generic"
