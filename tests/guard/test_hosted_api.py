@@ -74,6 +74,19 @@ MUTATING = [
     "perl -MHTTP::Tiny -e 'HTTP::Tiny->new->delete(\"https://api.github.com/repos/o/r\")'",
     "php -r '$c = curl_init(\"https://api.github.com/repos/o/r\"); curl_setopt($c, CURLOPT_CUSTOMREQUEST, \"DELETE\"); curl_exec($c);'",
     "bash -c 'curl -X DELETE https://api.github.com/repos/o/r'",
+    "curl -X DELETE https://140.82.112.6/repos/o/r -H 'Host: api.github.com'",   # asked by address
+    "curl -X DELETE api.github.com/repos/o/r",
+    "curl -X DELETE https://API.GITHUB.COM/repos/o/r",
+    "node -e \"require('https').request({hostname: 'api.github.com', path: '/r', method: 'DELETE'}).end()\"",
+    "python3 -c \"import http.client as h; c = h.HTTPSConnection('api.github.com'); c.request('DELETE', '/r')\"",
+    # gh's own subcommands that change GitHub
+    "gh pr create --fill",
+    "gh repo edit --visibility public",
+    "gh secret set TOKEN -b x",
+    "gh workflow run ci.yml",
+    "gh issue close 3",
+    "gh release create v1",
+    "gh pr review 1 --comment -b ok",
     "timeout 5 curl -X DELETE https://api.github.com/repos/o/r",
 ]
 
@@ -105,6 +118,11 @@ READS = [
     "gh pr view 1",
     "gh pr list --state open",
     "gh run list",
+    "gh pr checkout 1",
+    "gh repo clone o/r",
+    "gh auth status",
+    "gh search issues x",
+    "gh run download 1",
 ]
 
 
@@ -135,7 +153,7 @@ def test_a_change_to_a_hosted_api_is_beyond_the_worktree_at_suggest(policy, comm
     assert "act-and-report" in d.reason and "outside the worktree" in d.reason, d.reason
 
 
-@pytest.mark.parametrize("command", MUTATING[:20] + MUTATING[-12:])
+@pytest.mark.parametrize("command", MUTATING[:20] + MUTATING[-24:])
 def test_act_and_report_allows_it_and_reports_it(policy, command: str) -> None:
     d = bash(policy, command, "act-and-report")
     assert d.decision == "allow" and d.rule == "report.hosted-api", (command, d.as_dict())
@@ -159,6 +177,9 @@ def test_reads_docs_and_local_servers_stay_allowed(policy, command: str) -> None
     "curl -X PUT https://gitlab.com/api/v4/projects/1/merge_requests/3/merge",
     "glab api -X POST projects/1/merge_requests/3/approve",
     "curl -X POST https://api.bitbucket.org/2.0/repositories/o/r/pullrequests/4/merge",
+    "gh pr merge 1 --squash",
+    "gh pr review 1 --approve",
+    "gh pr review 1 -a",
 ])
 def test_an_agent_never_merges_or_approves_through_the_api(policy, command: str) -> None:
     d = bash(policy, command, "autonomous")
@@ -205,3 +226,13 @@ def test_zen_guard_check_in_a_job_denies_it(tmp_path) -> None:
         assert r.returncode == code, (command, r.stdout, r.stderr)
         if code:
             assert json.loads(r.stdout)["rule"] == "level.suggest", r.stdout
+
+
+def test_a_host_header_is_judged_as_the_host(policy) -> None:
+    d = bash(policy, "curl -H 'Host: api.stripe.com' https://1.2.3.4/v1/charges", "autonomous")
+    assert d.decision == "deny" and d.rule == "net.high-consequence", d.as_dict()
+
+
+def test_gh_extension_install_is_code_from_a_repository(policy) -> None:
+    d = bash(policy, "gh extension install owner/gh-x", "autonomous")
+    assert d.decision == "deny" and d.rule == "pkg.unknown-index", d.as_dict()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from fnmatch import fnmatchcase
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from zen.guard import defaults, sqlscan
@@ -255,10 +256,12 @@ class Analyser(PathChecks, ScriptRuns):
         self.ro(f"`{name}`") if name != "local" and names else None
 
     def package_var(self, name: str, value: Word) -> None:
-        # imported here: only a command that sets an installer's index variable loads these rules
-        from zen.guard.rules import pkg
+        # the package rules load only when a command sets an installer's index variable (lean hook)
+        import_module("zen.guard.rules.pkg").env_source(self, name, value)
 
-        pkg.env_source(self, name, value)
+    def package_config(self, path: str, content: str | None) -> None:
+        """A package manager's configuration file written (.npmrc, pip.conf, ...): its indexes."""
+        import_module("zen.guard.rules.pkg").config_file(self, path, content)   # loaded as above
 
     # -- leaf: one program with its argv --------------------------------------------------------
     def leaf(self, words: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

@@ -54,6 +54,7 @@ class PathChecks:
     need: Callable[[str, str, str], None]
     ro: Callable[[str], None]
     record_write: Callable[..., None]
+    package_config: Callable[[str, str | None], None]
 
     # -- paths --------------------------------------------------------------------------------------
     def target(self, w: Word, st: State, follow_last: bool = False) -> Target | None:
@@ -100,6 +101,8 @@ class PathChecks:
             self.check(t, "write", what, w)
             if not keep:
                 self.record_write(t, content, append)
+                if t.path.rsplit("/", 1)[-1] in defaults.PACKAGE_CONFIG_FILES:
+                    self.package_config(t.path, content)
         self.ro(f"writing {w.raw}")
 
     def read_word(self, w: Word, st: State, recursive: bool = False) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from zen.guard.hosted import mutating_call
 from zen.guard.sqlscan import destructive_orm, destructive_sql
-from zen.guard.urls import URL_IN_TEXT
+from zen.guard.urls import URL_IN_TEXT, looks_host
 from zen.guard.words import is_secret_name
 
 _STR = r"""(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|`((?:[^`\\$]|\\.|\$(?!\{))*)`)"""
@@ -152,6 +152,8 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
         if mutating and "://" in text:
             for u in URL_IN_TEXT.finditer(text):
                 mutating_call(an, u.group(0), None, where)
+        elif mutating and looks_host(text):       # {hostname: 'api.github.com', method: ...}
+            mutating_call(an, "https://" + text, None, where)
     if any(p.search(code) for p in pats["eval"]):
         an.deny("opaque.exec", f"{where}: eval of generated code cannot be checked")
         return

@@ -108,7 +108,9 @@ def _file_tool(an: Analyser, call: ToolCall) -> None:
         an.deny("tool.bad-input", f"{call.tool} without a file path")
     an.ro(f"{call.tool} (a file edit)")
     w = Word(path, path) if "\x00" not in path else Word(path)
-    an.write_word(w, an.st, f"{call.tool} writes")
+    # the text it writes (all of it for Write, the new part for an edit): what a package
+    # manager's configuration file names is judged on it
+    an.write_word(w, an.st, f"{call.tool} writes", call.content if call.content is not None else "")
     _tool_rules(an, call, path)
 
 

@@ -87,6 +87,11 @@ PACKAGE_SOURCE_VARS: frozenset[str] = frozenset({
     "CARGO_REGISTRIES_CRATES_IO_PROTOCOL", "PNPM_REGISTRY",
 })
 
+# Package managers' configuration files: writing one is checked for the indexes it names.
+PACKAGE_CONFIG_FILES: frozenset[str] = frozenset({
+    ".npmrc", ".yarnrc", ".yarnrc.yml", "bunfig.toml", "pip.conf", "pip.ini", "uv.toml", ".condarc",
+    "condarc", ".pnpmrc", ".gemrc", "config.toml"})
+
 # Their SDKs, by the name code imports them with: using one is a raw call as well.
 HIGH_CONSEQUENCE_SDKS: dict[str, tuple[str, ...]] = {
     "python": ("stripe", "braintree", "paypalrestsdk", "paypalcheckoutsdk", "paypalserversdk", "square",

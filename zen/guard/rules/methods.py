@@ -129,3 +129,39 @@ def forge_api(name: str, args: list[Word]) -> tuple[str, str | None, list[str] |
     else:
         base = "https://api.github.com" if host in (None, "github.com") else f"https://{host}/api/v3"
     return f"{base}/{endpoint.lstrip('/')}", method, bodies
+
+
+# gh subcommands that only read, or only act on this machine (a clone, a checkout, a download):
+# every other one changes something on GitHub (gh pr create, gh repo edit --visibility, gh secret
+# set, gh workflow run, ...)
+_GH_LOCAL_GROUPS = frozenset({"auth", "config", "alias", "completion", "help", "browse", "status", "version",
+                              "search", "--version", "--help", "-h", "api"})
+_GH_LOCAL = frozenset({
+    ("pr", "view"), ("pr", "list"), ("pr", "diff"), ("pr", "checks"), ("pr", "status"), ("pr", "checkout"),
+    ("issue", "view"), ("issue", "list"), ("issue", "status"), ("repo", "view"), ("repo", "list"),
+    ("repo", "clone"), ("run", "list"), ("run", "view"), ("run", "watch"), ("run", "download"),
+    ("release", "list"), ("release", "view"), ("release", "download"), ("gist", "view"), ("gist", "list"),
+    ("gist", "clone"), ("label", "list"), ("workflow", "list"), ("workflow", "view"), ("secret", "list"),
+    ("variable", "list"), ("variable", "get"), ("cache", "list"), ("ruleset", "list"), ("ruleset", "view"),
+    ("ruleset", "check"), ("project", "list"), ("project", "view"), ("project", "field-list"),
+    ("project", "item-list"), ("org", "list"), ("extension", "list"), ("extension", "search"),
+    ("extension", "browse"), ("codespace", "list"), ("codespace", "view"), ("attestation", "verify"),
+    ("attestation", "download"), ("ssh-key", "list"), ("gpg-key", "list"), ("repo", "deploy-key"),
+})
+
+
+def gh_kind(texts: list[str]) -> str:
+    """"read" (reads GitHub or acts locally), "human-only" (merges or approves a pull request),
+    "install" (an extension: code from a repository), or "change"."""
+    words = [t for t in texts if not t.startswith("-")]
+    if not words or words[0] in _GH_LOCAL_GROUPS:
+        return "read"
+    pair = tuple(words[:2])
+    if pair == ("pr", "merge") or (pair == ("pr", "review") and any(
+            t in ("--approve", "-a") or (t.startswith("-") and not t.startswith("--") and "a" in t) for t in texts)):
+        return "human-only"
+    if pair in (("extension", "install"), ("extension", "upgrade"), ("ext", "install")):
+        return "install"
+    if pair in _GH_LOCAL or (pair == ("repo", "deploy-key") and words[2:3] == ["list"]):
+        return "read"
+    return "change"

@@ -17,6 +17,7 @@ from zen.guard.rules.methods import (
     HTTPIE,
     curl_method,
     forge_api,
+    gh_kind,
     httpie_method,
     request_bodies,
     wget_method,
@@ -85,6 +86,11 @@ def http(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     if not urls and not pos:
         return
     bodies = request_bodies(opts)
+    for o, v in opts:    # a Host header names the host an address is asked as
+        if o in ("-H", "--header") and v is not None and v.text.lower().startswith("host:"):
+            host = "https://" + v.text.split(":", 1)[1].strip()
+            an.host_check(host)
+            mutating_call(an, host, method, f"`{name}`", bodies)
     for u in urls:
         text = u.text
         if name in HTTPIE and text.startswith(":"):
@@ -239,8 +245,18 @@ def gh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, de
         ["issue", "view"], ["issue", "list"], ["repo", "view"], ["run", "list"], ["run", "view"],
         ["auth", "status"], ["release", "list"], ["release", "view"], ["search", "issues"],
         ["search", "prs"], ["search", "code"], ["search", "repos"])
+    kind = gh_kind(texts)
     if texts[:1] == ["api"]:
         read_only = forge_call(an, name, args[1:])
+    elif kind == "human-only" and an.ctx.agent:
+        an.deny("remote.human-only", f"`gh {' '.join(texts[:2])}` merges or approves a pull request, and an "
+                "agent is never a human: zen harvests the work for a person to review")
+    elif kind == "install":
+        an.deny("pkg.unknown-index", "`gh extension install` installs code from a repository, not a package "
+                "registry the policy knows: a human installs gh extensions")
+    elif kind in ("change", "human-only"):
+        an.beyond("report.hosted-api", f"`gh {' '.join(t for t in texts[:2] if not t.startswith('-'))}` "
+                  "changes something on GitHub, outside the worktree")
     if not read_only:
         an.ro("`gh`")
     _gh_files(an, args, st)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard import defaults
 from zen.guard.urls import is_loopback, url_host
-from zen.guard.words import UNK, Word
+from zen.guard.words import UNK, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -154,6 +154,7 @@ def pip(an: Analyser, name: str, args: list[Word], where: str) -> None:
         _config_set(an, pos[1:], f"{where} config set", ("index-url", "extra-index-url", "find-links", "index"))
     elif pos[:1] and pos[0] in _PIP_VERBS:
         check_words(an, "pip", args[1:], f"{where} {pos[0]}")
+        requirement_files(an, args, f"{where} {pos[0]}")
 
 
 def sources(an: Analyser, name: str, args: list[Word]) -> None:
@@ -253,3 +254,39 @@ def env_source(an: Analyser, var: str, value: Word, where: str | None = None) ->
     for part in text.split():
         source_url(an, part if "://" in part else "https://" + part, where)
 
+
+
+def config_file(an: Analyser, path: str, content: str | None) -> None:
+    """A package manager's configuration file written: every URL in it must be a known source."""
+    name = path.rsplit("/", 1)[-1]
+    if name == "config.toml" and "/.cargo/" not in path:
+        return      # only cargo's config.toml names registries
+    where = f"writing {name}"
+    if content is None:
+        an.deny("pkg.unknown-index", f"{where} with text the guardian cannot see may point installers at an "
+                "unknown package source")
+    for line in content.splitlines():
+        if not line.lstrip().startswith(("#", ";")) and ("://" in line or UNK in line):
+            source_url(an, line, where)
+
+
+def requirement_files(an: Analyser, args: list[Word], where: str) -> None:
+    """pip -r / -c FILE: the options and URLs inside the file count as given on the command line."""
+    for k, a in enumerate(args):
+        t = a.text
+        if t in ("-r", "--requirement", "-c", "--constraint") and k + 1 < len(args):
+            f = args[k + 1]
+        elif t.startswith(("--requirement=", "--constraint=")):
+            f = Word(t.split("=", 1)[1], a.raw)
+        elif t.startswith(("-r", "-c")) and len(t) > 2 and not t.startswith("--"):
+            f = Word(t[2:], a.raw)
+        else:
+            continue
+        kind, text = an.file_text(f, an.st)
+        if kind == "unknown" and f.known and kind != "none":
+            an.deny("pkg.unknown-index", f"{where} -r {f.raw}: a requirements file written with text the "
+                    "guardian cannot see may name an unknown index")
+        if text:
+            words = [lit(w) for line in text.splitlines() if not line.lstrip().startswith("#")
+                     for w in line.split()]
+            check_words(an, "pip", words, f"{where} ({f.raw})")
