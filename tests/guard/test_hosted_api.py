@@ -87,6 +87,13 @@ MUTATING = [
     "gh issue close 3",
     "gh release create v1",
     "gh pr review 1 --comment -b ok",
+    "glab mr create --fill",
+    "hub release create v1",
+    "curl -sXDELETE https://api.github.com/repos/o/r",
+    "gh api --method=delete repos/o/r",
+    "gh api repos/o/r -F private=true",
+    "echo \"import requests; requests.delete('https://api.github.com/x')\" > s.py && python3 s.py",
+    "node -e \"const m = process.argv[1]; fetch('https://api.github.com/x', {method: m})\"",
     "timeout 5 curl -X DELETE https://api.github.com/repos/o/r",
 ]
 
@@ -123,6 +130,10 @@ READS = [
     "gh auth status",
     "gh search issues x",
     "gh run download 1",
+    "gh api -XGET repos/o/r",
+    "glab mr list",
+    "glab config set editor vim",
+    "hub sync",
 ]
 
 
@@ -180,6 +191,8 @@ def test_reads_docs_and_local_servers_stay_allowed(policy, command: str) -> None
     "gh pr merge 1 --squash",
     "gh pr review 1 --approve",
     "gh pr review 1 -a",
+    "glab mr merge 3",
+    "glab mr approve 3",
 ])
 def test_an_agent_never_merges_or_approves_through_the_api(policy, command: str) -> None:
     d = bash(policy, command, "autonomous")

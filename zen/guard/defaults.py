@@ -73,7 +73,7 @@ PACKAGE_REGISTRIES: tuple[str, ...] = (
     "crates.io", "index.crates.io", "static.crates.io", "rubygems.org", "index.rubygems.org",
     "proxy.golang.org", "sum.golang.org", "repo.maven.apache.org", "repo1.maven.org",
     "conda.anaconda.org", "repo.anaconda.com", "packagist.org", "repo.packagist.org",
-    "api.nuget.org", "registry.bower.io",
+    "api.nuget.org", "registry.bower.io", "deno.land", "jsr.io",
 )
 
 # environment variables that point an installer at an index (values: URLs, or a config file)

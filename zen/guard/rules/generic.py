@@ -53,8 +53,22 @@ def generic(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
 def forge(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     """glab and hub: as any program, and their `api` calls as gh's (a change needs the job's level)."""
     generic(an, name, args, st, cmd, depth)
-    if args[:1] and args[0].text == "api":
+    words = [a.text for a in args if not a.text.startswith("-")]
+    if words[:1] == ["api"]:
         net.forge_call(an, name, args[1:])
+    elif name == "glab" and words[:2] in (["mr", "merge"], ["mr", "approve"]) and an.ctx.agent:
+        an.deny("remote.human-only", f"`glab {' '.join(words[:2])}` merges or approves a merge request, and an "
+                "agent is never a human: zen harvests the work for a person to review")
+    elif len(words) >= 2 and words[1] in _FORGE_CHANGES and words[0] not in ("config", "auth", "alias", "help"):
+        an.beyond("report.hosted-api", f"`{name} {' '.join(words[:2])}` changes something on the forge, "
+                  "outside the worktree")
+
+
+# glab / hub verbs that change the forge (glab mr create, hub release create, glab ci run, ...)
+_FORGE_CHANGES = frozenset({"create", "update", "edit", "close", "reopen", "delete", "merge", "approve",
+                            "revoke", "note", "comment", "run", "retry", "cancel", "trigger", "set", "fork",
+                            "archive", "unarchive", "transfer", "upload", "rebase", "subscribe", "unsubscribe",
+                            "publish", "play", "label"})
 
 
 def package_tool(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

@@ -153,6 +153,12 @@ def script_lang(an: Analyser, name: str, lang: str, eval_flags: tuple[str, ...],
 
 
 def node(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name == "deno":      # deno run/install/compile URL: code fetched from that host
+        pos = [a for a in args if not a.text.startswith("-")]
+        if pos[:1] and pos[0].text in ("run", "install", "compile", "cache", "add", "x", "bundle"):
+            for a in pos[1:2]:
+                if "://" in a.text or not a.known:
+                    pkg.source_url(an, a.text, f"`deno {pos[0].text}`")
     script_lang(an, name, "js", ("-e", "--eval", "-p", "--print", "-pe"), args, st, cmd,
                       ("-r", "--require", "--import", "--loader", "--experimental-loader"))
 

@@ -168,7 +168,7 @@ def sources(an: Analyser, name: str, args: list[Word]) -> None:
         if pos[:1] == ["pip"]:
             pip(an, name, args[texts.index("pip") + 1:], "`uv pip`")
         else:
-            check_words(an, "uv", args, where, payload={"run": 1, "tool": 3}.get(pos[0]) if pos else None)
+            check_words(an, "uv", args, where, payload={"run": 2, "tool": 3}.get(pos[0]) if pos else None)
     elif name in ("uvx", "pipx"):
         check_words(an, name, args, where, payload=1 if name == "uvx" else 2 if pos[:1] == ["run"] else None)
     elif name == "poetry":
