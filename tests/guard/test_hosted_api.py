@@ -134,6 +134,9 @@ READS = [
     "glab mr list",
     "glab config set editor vim",
     "hub sync",
+    "gh repo set-default o/r",
+    "gh api graphql -F owner=o -f query='query($owner: String!) { user(login: $owner) { login } }'",
+    "gh api repos/o/r/actions/runs --jq '.workflow_runs[0]'",
 ]
 
 

@@ -188,6 +188,20 @@ KNOWN = [
     "npm install --proxy http://proxy:8080 lodash",
     "npm i --userconfig=/dev/null x",
     "pip install -t vendor/lib requests",
+    "pip install --extra-index-url https://test.pypi.org/simple/ x",
+    # a run's payload takes URLs as data
+    "poetry run python fetch.py https://example.com/x",
+    "conda run -n env python x.py https://example.com",
+    "cargo run -- https://example.com",
+    "bundle exec ruby x.rb https://example.com",
+    "bun run fetch.ts https://example.com",
+    "yarn run fetch https://example.com",
+    "npm run fetch -- https://example.com",
+    "pnpm exec node x.js https://example.com",
+    "npx degit user/repo my-app",
+    "pnpm dlx degit user/repo my-app",
+    "npm create vite@latest my-app -- --template react",
+    "npx playwright install chromium",
 ]
 
 

@@ -68,7 +68,7 @@ HOSTED_API_HOSTS: dict[str, tuple[str, ...]] = {
 # Package indexes and registries installs may use (a host, or a `*.` pattern). An install from
 # any other index, URL or VCS source is denied: the policy's `package_registries` adds mirrors.
 PACKAGE_REGISTRIES: tuple[str, ...] = (
-    "pypi.org", "files.pythonhosted.org", "download.pytorch.org",
+    "pypi.org", "files.pythonhosted.org", "test.pypi.org", "test-files.pythonhosted.org", "download.pytorch.org",
     "registry.npmjs.org", "registry.npmjs.com", "registry.yarnpkg.com", "npm.jsr.io",
     "crates.io", "index.crates.io", "static.crates.io", "rubygems.org", "index.rubygems.org",
     "proxy.golang.org", "sum.golang.org", "repo.maven.apache.org", "repo1.maven.org",

@@ -146,7 +146,7 @@ _GH_LOCAL = frozenset({
     ("ruleset", "check"), ("project", "list"), ("project", "view"), ("project", "field-list"),
     ("project", "item-list"), ("org", "list"), ("extension", "list"), ("extension", "search"),
     ("extension", "browse"), ("codespace", "list"), ("codespace", "view"), ("attestation", "verify"),
-    ("attestation", "download"), ("ssh-key", "list"), ("gpg-key", "list"), ("repo", "deploy-key"),
+    ("attestation", "download"), ("ssh-key", "list"), ("gpg-key", "list"), ("repo", "deploy-key"), ("repo", "set-default"),
 })
 
 

@@ -202,7 +202,7 @@ def sources(an: Analyser, name: str, args: list[Word]) -> None:
                 if p.startswith("repositories.") and k + 1 < len(pos):
                     source_url(an, pos[k + 1], "`poetry config`")
         else:
-            check_words(an, name, args, where)
+            check_words(an, name, args, where, payload=0 if pos[:1] in _RUN_VERBS else None)
     elif name in ("npm", "pnpm", "yarn", "bun", "npx", "pnpx", "bunx"):
         npm_like(an, name, args, pos)
     elif name in ("gem", "bundle", "cargo", "conda", "mamba", "micromamba", "go", "composer"):
@@ -240,7 +240,7 @@ def npm_like(an: Analyser, name: str, args: list[Word], pos: list[str]) -> None:
     elif verb in _NPM_VERBS:
         check_words(an, name, args, where, specs="npm")
     else:
-        check_words(an, name, [a for a in args if a.text.startswith("--") or "://" in a.text], where)
+        check_words(an, name, args, where, payload=0)     # --registry on any command (publish too)
 
 
 def other(an: Analyser, name: str, args: list[Word], pos: list[str]) -> None:
@@ -262,7 +262,13 @@ def other(an: Analyser, name: str, args: list[Word], pos: list[str]) -> None:
     if name == "conda" and pos[:1] == ["config"]:
         check_words(an, name, [a for a in args if "://" in a.text], "`conda config`")
         return
-    check_words(an, name, args, where)
+    # the URLs a run's payload takes are data (cargo run -- URL); its options before it still count
+    check_words(an, name, args, where, payload=0 if pos[:1] in _RUN_VERBS else None)
+
+
+# package managers' verbs that run a command or the project (their payload's URLs are data)
+_RUN_VERBS = (["run"], ["exec"], ["test"], ["bench"], ["build"], ["shell"], ["x"], ["r"], ["check"], ["doc"],
+              ["clippy"], ["fmt"])
 
 
 def env_source(an: Analyser, var: str, value: Word, where: str | None = None) -> None:
