@@ -85,10 +85,8 @@ MUTATING = [
     "gh secret set TOKEN -b x",
     "gh workflow run ci.yml",
     "gh issue close 3",
-    "gh release create v1",
     "gh pr review 1 --comment -b ok",
     "glab mr create --fill",
-    "hub release create v1",
     "curl -sXDELETE https://api.github.com/repos/o/r",
     "gh api --method=delete repos/o/r",
     "gh api repos/o/r -F private=true",
@@ -252,3 +250,31 @@ def test_a_host_header_is_judged_as_the_host(policy) -> None:
 def test_gh_extension_install_is_code_from_a_repository(policy) -> None:
     d = bash(policy, "gh extension install owner/gh-x", "autonomous")
     assert d.decision == "deny" and d.rule == "pkg.unknown-index", d.as_dict()
+
+
+PUBLISH = ["npm publish", "npm publish --access public", "pnpm publish", "yarn npm publish", "yarn publish",
+           "bun publish", "npm unpublish x@1.0.0", "npm deprecate x 'no'", "npm dist-tag add x@1 latest",
+           "twine upload dist/*", "python -m twine upload dist/*", "cargo publish", "cargo yank --version 1.0.0",
+           "cargo owner --add u", "gem push x.gem", "poetry publish --build", "uv publish", "hatch publish",
+           "flit publish", "docker push me/img", "podman push me/img", "docker image push me/img",
+           "docker buildx build --push -t me/x .", "gh release create v1", "gh release upload v1 x.zip",
+           "glab release create v1", "hub release create v1", "bash -c 'npm publish'"]
+NOT_PUBLISH = ["npm pack", "npm version patch", "npm dist-tag ls x", "npm owner ls x", "cargo owner --list",
+               "cargo build --release", "twine check dist/*", "docker build -t me/x .", "gh release view v1",
+               "gh release download v1", "poetry build", "uv build", "docker pull me/img"]
+
+
+@pytest.mark.parametrize("command", PUBLISH)
+def test_an_agent_never_publishes_a_release(policy, command: str) -> None:
+    d = bash(policy, command, "autonomous")
+    assert d.decision == "deny" and d.rule == "remote.human-only", (command, d.as_dict())
+    assert "never a human" in d.reason
+    # a human at suggest: beyond the worktree; at act-and-report: allowed and reported
+    assert bash(policy, command, "suggest", job=False).rule == "level.suggest", command
+    assert bash(policy, command, "act-and-report", job=False).decision == "allow", command
+
+
+@pytest.mark.parametrize("command", NOT_PUBLISH)
+def test_packing_building_and_reading_releases_stay_allowed(policy, command: str) -> None:
+    d = bash(policy, command, "act-and-report")
+    assert d.decision == "allow" and not d.rule.startswith("remote."), (command, d.as_dict())

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.options import has, split_opts
 from zen.guard.paths import under
-from zen.guard.rules import env, net
+from zen.guard.rules import env, net, pkg
 from zen.guard.words import UNK, Cmd, State, Word
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def docker(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     an.ro(f"`{name}`")
+    pkg.publish_check(an, name, args)       # docker push: an image released for others
     _gopts, pos = split_opts(args, "cHl", frozenset({"--context", "--host", "--config", "--log-level"}),
                             stop_first=True)
     if not pos:

@@ -30,6 +30,7 @@ def generic(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
     env.cred_command(an, name, args)
     db.db_command(an, name, args)
     net.remote_destructive(an, name, args)
+    pkg.publish_check(an, name, args)       # twine upload, flit/hatch publish, gem push, ...
     if name not in READ_ONLY:
         an.ro(f"`{name}`")
     for a in args:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.hosted import READ_METHODS, graphql_read, mutating_call, url_path
 from zen.guard.options import has, split_opts, val
-from zen.guard.rules import env
+from zen.guard.rules import env, pkg
 from zen.guard.rules.methods import (
     HTTP_METHODS,
     HTTPIE,
@@ -260,6 +260,7 @@ def gh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, de
     if not read_only:
         an.ro("`gh`")
     _gh_files(an, args, st)
+    pkg.publish_check(an, name, args)       # gh release create / upload / edit
     an.need("network_requests", "approval.network", "`gh` reaches GitHub")
 
 

@@ -180,7 +180,14 @@ def pip(an: Analyser, name: str, args: list[Word], where: str) -> None:
 
 
 def sources(an: Analyser, name: str, args: list[Word]) -> None:
-    """The package sources of a package manager's command line (the rule handlers call this)."""
+    """The package sources of a package manager's command line (the rule handlers call this), then
+    whether it publishes."""
+    _sources(an, name, args)
+    publish_check(an, name, args)
+
+
+def _sources(an: Analyser, name: str, args: list[Word]) -> None:
+    """Which spellings a tool names its sources with, by tool."""
     texts = [a.text for a in args]
     pos = [t for t in texts if not t.startswith("-")]
     where = f"`{name}`"
@@ -334,3 +341,40 @@ def requirement_files(an: Analyser, args: list[Word], where: str) -> None:
             words = [lit(w) for line in text.splitlines() if not line.lstrip().startswith("#")
                      for w in line.split()]
             check_words(an, "pip", words, f"{where} ({f.raw})")
+
+
+# publishing a release: (program, leading words) that upload a package or an image for others
+_PUBLISH: dict[str, tuple[tuple[str, ...], ...]] = {
+    "npm": (("publish",), ("unpublish",), ("deprecate",), ("dist-tag", "add"), ("dist-tag", "rm"),
+            ("owner", "add"), ("owner", "rm")),
+    "pnpm": (("publish",), ("unpublish",), ("deprecate",), ("dist-tag", "add"), ("dist-tag", "rm")),
+    "bun": (("publish",),), "yarn": (("publish",), ("npm", "publish")),
+    "twine": (("upload",), ("register",)), "cargo": (("publish",), ("yank",), ("owner",)),
+    "gem": (("push",), ("yank",), ("owner",)), "poetry": (("publish",),), "uv": (("publish",),),
+    "pdm": (("publish",),), "hatch": (("publish",),), "flit": (("publish",),), "rye": (("publish",),),
+    "docker": (("push",), ("image", "push")), "podman": (("push",), ("image", "push")),
+    "nerdctl": (("push",), ("image", "push")),
+    "gh": (("release", "create"), ("release", "upload"), ("release", "edit")),
+    "glab": (("release", "create"), ("release", "upload")), "hub": (("release", "create"),),
+}
+
+
+def publish_check(an: Analyser, name: str, args: list[Word]) -> None:
+    """Publishing a package, an image or a release is a person's call (DESIGN section 5: an agent
+    never releases); from a shell with no job it is an action beyond the worktree."""
+    forms = _PUBLISH.get(name)
+    if forms is None:
+        return
+    words = _positionals(args)
+    texts = [a.text for a in args]
+    hit = next((f for f in forms if tuple(words[:len(f)]) == f), None)
+    if hit is None and name in ("docker", "podman") and "buildx" in words[:1] and "--push" in texts:
+        hit = ("buildx", "build", "--push")
+    if hit is None or (hit == ("owner",) and not any(t.startswith(("-a", "--add", "-r", "--remove"))
+                                                     for t in texts)):
+        return      # `cargo owner --list`, `gem owner NAME` only read
+    what = f"`{name} {' '.join(hit)}`"
+    if an.ctx.agent:
+        an.deny("remote.human-only", f"{what} publishes a release for others, and an agent is never a human: "
+                "zen harvests the work for a person to review and release")
+    an.beyond("report.publish", f"{what} publishes a release beyond the worktree")
