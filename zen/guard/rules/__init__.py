@@ -18,9 +18,11 @@ Families (each a module of plain functions taking the Analyser first, as git.py 
     env         printing the environment and secrets, credential-printing commands
     system      privilege, power, disks, kill/cron/at, umask, shell builtins
     build       make, package runners (npx, uv run, ...), npm
+    pkg         package sources of installs (known registries only), publishing a release
+    methods     the HTTP method a client sends, gh's subcommands (for zen/guard/hosted.py)
     git         git (subcommands, pushes, config that smuggles commands)
     zen         zen itself: its state-changing commands are never an agent's
-    generic     any other program
+    generic     any other program; glab/hub; pip, pipx, gem, cargo, go (with pkg's checks)
 
 The analyser core (zen/guard/analyse.py) gives the handlers their verbs: `an.deny`, `an.need`
 (an approval), `an.beyond` (an action past the worktree), `an.ro` (not read-only), the path

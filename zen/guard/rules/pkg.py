@@ -11,7 +11,11 @@ environment variables that point a tool at another index (PIP_INDEX_URL=..., npm
 GOPROXY, ...). Local paths, file:// and this machine's own servers are fine; a source only known
 at run time is denied (fail closed).
 
-Lean on purpose: loaded with the package tools' rules (stdlib + zen.guard).
+Publishing (npm publish, twine upload, cargo publish, docker push, gh release create, ...) is a
+release, never an agent's (`publish_check`).
+
+Lean on purpose: imported by the rule families of the tools that install or publish (stdlib +
+zen.guard only).
 """
 
 from __future__ import annotations
