@@ -21,19 +21,20 @@ class SmallFs:
         self.filler = root / "filler"
 
     def fill(self) -> None:
-        with self.filler.open("ab") as f:
+        # unbuffered: a buffered file would keep what the disk refused and fail again on close
+        with self.filler.open("ab", buffering=0) as f:
             try:
                 while True:
                     f.write(b"\0" * 65536)
-                    f.flush()
             except OSError:
                 pass
         # the last pages of files already open may still take a few bytes: take those too
         n = 0
         while True:
             try:
-                with (self.root / f"filler-{n}").open("wb") as f:
-                    f.write(b"\0" * 4096)
+                with (self.root / f"filler-{n}").open("wb", buffering=0) as f:
+                    if f.write(b"\0" * 4096) != 4096:
+                        break   # the last bytes went in part: nothing is left
                 n += 1
             except OSError:
                 break
