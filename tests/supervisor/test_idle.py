@@ -10,15 +10,17 @@ are in bench/supervisor.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from tests.supervisor.test_replay import Replay, ScriptedTmux
+from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo
 from zen.orchestration import supervisor as sup_mod
+from zen.orchestration.watcher import ASLEEP_EVERY_S, BUSY_SAMPLE_S
 
 FLEET = 8
 
@@ -130,24 +132,15 @@ def test_the_cpu_sample_is_taken_before_the_silence_ends_so_an_idle_agent_waits_
             ticks["cpu"] += 10
         return {5000: ticks["cpu"]}
 
-    rp.sup.deps = replace(rp.sup.deps, busy=busy)
+    # what the (scripted) pane's processes wait on: /proc cannot tell, so silence decides
+    rp.sup.deps = replace(rp.sup.deps, busy=busy, waits=lambda pid: procs.Waits(pid, None))
     job = rp.dispatch("sampled")
     rp.tick()
     session = next(iter(rp.tmux.live))
     rp.tmux.live[session] = replace(rp.tmux.live[session], pid=4242)
 
     def run_until_quiet(limit: float) -> float:
-        """Follow the supervisor's own timers (no ticks) until it stops asking to look; the time spent."""
-        start = rp.clock.monotonic()
-        while rp.clock.monotonic() - start < limit:
-            wait = rp.sup.next_wait()
-            if wait is None or wait > limit:
-                break
-            rp.advance(wait)
-            rp.sup.loop_once()
-            if rp.state(job) == "waiting":
-                break
-        return rp.clock.monotonic() - start
+        return follow_timers(rp, job, limit)
 
     printed(rp, job, "running the tests\n")
     rp.sup.loop_once()
@@ -168,3 +161,66 @@ def test_the_cpu_sample_is_taken_before_the_silence_ends_so_an_idle_agent_waits_
     ticks["spinning"] = False
     took = run_until_quiet(5.0)
     assert rp.state(job) == "waiting" and took <= 0.5, took
+
+
+def follow_timers(rp: Replay, job: str, limit: float) -> float:
+    """Follow the supervisor's own timers (no ticks) until it stops asking to look within `limit`
+    or `job` waits; the time spent."""
+    start = rp.clock.monotonic()
+    while rp.clock.monotonic() - start < limit:
+        wait = rp.sup.next_wait()
+        if wait is None or wait > limit:
+            break
+        rp.advance(wait)
+        rp.sup.loop_once()
+        if rp.state(job) == "waiting":
+            break
+    return rp.clock.monotonic() - start
+
+
+@dataclass(frozen=True)
+class Told(procs.Waits):
+    """A look at the pane's processes as the test tells it (the real one reads /proc)."""
+
+    still: Callable[[], bool] = lambda: True
+
+    def unchanged(self) -> bool:
+        return self.still()
+
+
+def test_an_agent_asleep_on_something_else_than_its_terminal_works_and_costs_a_look_per_grid(rp: Replay) -> None:
+    """An agent with no hooks, silent and idle by CPU but asleep elsewhere than on its terminal
+    (a sleep, a child): working, looked at again on the ASLEEP_EVERY_S grid with a re-read of the
+    same waits (no pass over /proc, no screen); once those change and it reads its terminal,
+    waiting within a grid step and a CPU sample."""
+    told = {"reading": False, "moved": False}
+    looks: list[float] = []
+    rechecks: list[float] = []
+
+    def still() -> bool:
+        rechecks.append(rp.clock.monotonic())
+        return not told["moved"]
+
+    def waits(pid: int) -> procs.Waits:
+        looks.append(rp.clock.monotonic())
+        return Told(pid, bool(told["reading"]), still=still)
+
+    rp.sup.deps = replace(rp.sup.deps, busy=lambda pid: {5000: 100}, waits=waits)
+    job = rp.dispatch("asleep")
+    rp.tick()
+    session = next(iter(rp.tmux.live))
+    rp.tmux.live[session] = replace(rp.tmux.live[session], pid=4242)
+    printed(rp, job, "sleeping a while\n")
+    rp.sup.loop_once()
+    listed, captured = rp.tmux.listed, len(rp.tmux.captured)
+    follow_timers(rp, job, 20.0)
+    assert rp.state(job) == "working" and "turn.waiting" not in rp.types(job)
+    assert len(looks) == 1                                   # one look at /proc when the silence ended
+    assert 20 / ASLEEP_EVERY_S - 1 <= len(rechecks) <= 20 / ASLEEP_EVERY_S + 20 / sup_mod.SWEEP_S + 1, rechecks
+    assert rp.tmux.listed - listed <= len(rechecks) + 3, "panes were listed more often than the grid asks"
+    assert len(rp.tmux.captured) <= captured + 1, "an asleep agent's screen was read more than once a silence"
+
+    told.update(moved=True, reading=True)                   # its sleep ended; it reads its terminal now
+    took = follow_timers(rp, job, 10.0)
+    assert rp.state(job) == "waiting" and rp.events(job)[-1]["reason"] == "idle"
+    assert took <= ASLEEP_EVERY_S + BUSY_SAMPLE_S + 0.05, took

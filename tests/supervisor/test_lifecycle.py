@@ -120,7 +120,10 @@ def test_send_to_a_finished_job_is_refused(zh: Path, sup) -> None:
 
 
 def test_output_activity_cycles_working_and_waiting(zh: Path, sup) -> None:
-    job = dispatch_cmd("echo a; sleep 1.5; echo b; sleep 1.5; echo c; exit 0", "cycles")
+    # each pause is a wait for a line that does not come (bash's read -t): a silent sleep would be
+    # work, not a wait (test_asleep.py)
+    wait = "bash -c 'read -t 1.5 x'"
+    job = dispatch_cmd(f"echo a; {wait}; echo b; {wait}; echo c; exit 0", "cycles")
     wait_state(zh, job, "harvested", timeout=20)
     turns = [(e["type"], e.get("reason")) for e in events(zh, job) if e["type"].startswith("turn.")]
     # quiet, output, quiet (then output and the exit, which may fall in one tick): each change once

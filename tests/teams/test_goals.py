@@ -160,9 +160,12 @@ def test_for_an_agent_without_hooks_a_child_using_cpu_is_activity(zh: Path, lane
     # the spinner notes the moment its CPU work ends itself: a second interpreter's start-up, slow
     # on a loaded machine, would put that moment later than the work really ended
     spin = ("python3 -c 'import time\nt = time.time()\nwhile time.time() - t < 3: pass\n"
-            "open(\".zen-tmp/done\", \"w\").write(str(time.time()))'; echo finished; sleep 60")
+            "open(\".zen-tmp/done\", \"w\").write(str(time.time()))'; echo finished; read x")
     busy = dispatch_cmd(spin, "spinner")
-    idle = dispatch_cmd("sleep 3; python3 -c 'import time; print(time.time())' > .zen-tmp/done; sleep 60", "sleeper")
+    # idle: 3 s waiting for a line that does not come (bash's read -t; a silent sleep would be
+    # work, tests/supervisor/test_asleep.py), then it notes the time and waits for a line again
+    idle = dispatch_cmd("bash -c 'read -t 3 x'; python3 -c 'import time; print(time.time())' > .zen-tmp/done; "
+                        "read x", "waiter")
 
     def first_wait(job: str) -> float:
         ev = wait_until(lambda: next((e for e in events(zh, job) if e["type"] == "turn.waiting"), None),
@@ -174,4 +177,4 @@ def test_for_an_agent_without_hooks_a_child_using_cpu_is_activity(zh: Path, lane
         return float(wait_until(lambda: path.exists() and path.read_text().strip(), timeout=30))
 
     assert first_wait(busy) >= finished(busy) - 0.05     # 3 s of silent CPU: still working
-    assert first_wait(idle) < finished(idle) - 1.0       # 3 s of silent sleep: waiting well before
+    assert first_wait(idle) < finished(idle) - 1.0       # 3 s of waiting for input: waiting well before

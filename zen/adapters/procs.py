@@ -1,4 +1,5 @@
-"""The process table (/proc): stop and continue the processes an agent's pane runs.
+"""The process table (/proc): stop and continue the processes an agent's pane runs; what they
+use and what they wait on.
 
 Why not SIGSTOP to the pane's process group: tmux continues a pane's own process as soon as it
 stops (its SIGCHLD handler sends SIGCONT unless the stop came from SIGTTIN/SIGTTOU), so a
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -79,6 +81,97 @@ def busy_below(pid: int) -> dict[int, int]:
     return {p: _ticks(p) for p in descendants_in(kids, pid) if p not in agents}
 
 
+# What a thread blocked in the kernel shows in /proc/<pid>/task/<tid>/wchan (the function it sleeps
+# in). Checked on Linux 6.18: `cat` or sh's `read` on a pane -> wait_woken; `sleep` ->
+# hrtimer_nanosleep; a shell waiting for its child -> do_wait; a pipe -> anon_pipe_read; the
+# Python REPL (readline) -> poll_schedule_timeout.
+TTY_READS = frozenset({"n_tty_read", "tty_read"})   # reading a terminal (as older kernels name it)
+WOKEN = "wait_woken"       # where n_tty_read waits on recent kernels, but socket reads wait there too
+POLLS = ("select", "poll")  # select / poll / epoll: on which files /proc does not say (the terminal?)
+READING, ELSEWHERE, UNKNOWN = "reading", "elsewhere", "unknown"
+
+
+@dataclass(frozen=True)
+class Waits:
+    """What the processes of a pane wait on, from one look at /proc (`waits`).
+
+    `reading`: True when one of them is blocked reading a terminal (the agent waits for input);
+    False when none is and /proc told what each does (it runs, or sleeps on something else: a
+    timer, a child, a pipe, a socket); None when /proc cannot tell (a thread in select/poll/epoll,
+    a kernel that shows no wait channel, a stopped process): then only silence can say.
+    `seen` is what the look saw of each thread, (pid, tid, state, wait channel), for `unchanged`.
+    """
+
+    pid: int
+    reading: bool | None
+    seen: tuple[tuple[int, int, str, str], ...] = ()
+
+    def unchanged(self) -> bool:
+        """Whether the same threads are still there, each in the state and wait it was: a few
+        small reads, no pass over /proc (a process that starts another changes its own wait)."""
+        return bool(self.seen) and _threads(sorted({p for p, *_ in self.seen})) == self.seen
+
+
+def _threads(pids: list[int]) -> tuple[tuple[int, int, str, str], ...]:
+    out: list[tuple[int, int, str, str]] = []
+    for pid in pids:
+        try:
+            tids = sorted(int(t) for t in os.listdir(PROC / str(pid) / "task"))
+        except (OSError, ValueError):
+            continue  # it ended while we looked
+        for tid in tids:
+            task = PROC / str(pid) / "task" / str(tid)
+            try:
+                st = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                wchan = (task / "wchan").read_text().strip()
+            except (OSError, IndexError):
+                continue
+            out.append((pid, tid, st, wchan))
+    return tuple(out)
+
+
+def _is_tty(pid: int, fd: int) -> bool:
+    try:
+        link = os.readlink(PROC / str(pid) / "fd" / str(fd))
+    except OSError:
+        return False
+    return link.startswith(("/dev/pts/", "/dev/tty")) or link == "/dev/console"
+
+
+def _kind(pid: int, tid: int, st: str, wchan: str) -> str:
+    """READING, ELSEWHERE or UNKNOWN for one thread."""
+    if st == "R":
+        return ELSEWHERE                      # running: not waiting for anyone
+    if st in ("T", "t") or not wchan or wchan == "0":
+        return UNKNOWN                        # stopped (job control?), or the kernel does not say
+    if wchan in TTY_READS:
+        return READING
+    if wchan == WOKEN:
+        # a terminal's read or a socket's: the file the blocked call is on tells (its first
+        # argument is the descriptor for read, readv, recv...); /proc/<pid>/syscall needs ptrace
+        # rights the kernel may refuse (Yama), and then only silence can say
+        try:
+            fields = (PROC / str(pid) / "task" / str(tid) / "syscall").read_text().split()
+            fd = int(fields[1], 16)
+        except (OSError, IndexError, ValueError):
+            return UNKNOWN
+        return READING if _is_tty(pid, fd) else ELSEWHERE
+    if any(word in wchan for word in POLLS):
+        return UNKNOWN
+    return ELSEWHERE
+
+
+def waits(pid: int) -> Waits:
+    """What `pid` (a pane's process) and every process below it wait on (see Waits). Every
+    process counts, not only the terminal's foreground group: one that left the session
+    (setsid) still reads the pane through its stdin, and a shell without job control keeps its
+    background jobs in the foreground group anyway."""
+    seen = _threads([pid, *descendants_in(children_map(), pid)])
+    kinds = {_kind(p, t, st, w) for p, t, st, w in seen if st not in ("Z", "X")}
+    reading = True if READING in kinds else None if UNKNOWN in kinds or not kinds else False
+    return Waits(pid, reading, seen)
+
+
 def descendants_in(kids: dict[int, list[int]], pid: int) -> list[int]:
     out: list[int] = []
     todo = list(kids.get(pid, []))
@@ -125,4 +218,4 @@ def continue_below(pid: int) -> list[int]:
     return pids
 
 
-__all__ = ["busy_below", "continue_below", "descendants", "state", "stop_below"]
+__all__ = ["Waits", "busy_below", "continue_below", "descendants", "state", "stop_below", "waits"]

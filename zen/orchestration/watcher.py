@@ -53,6 +53,10 @@ TOOL_HOLD_S = 600.0
 # end the turn, so an agent that really is idle is called waiting at idle_after, not later
 BUSY_TICKS = 2
 BUSY_SAMPLE_S = 0.25
+# an agent with no hook of its own (cmd, the unguarded ones), silent and idle by CPU but blocked on
+# something else than its terminal (a sleep, a child, a socket: procs.waits), is still working; it
+# is looked at again on this grid (all such jobs in one look), a few small /proc reads each
+ASLEEP_EVERY_S = 2.0
 
 
 class Panes(Protocol):
@@ -84,6 +88,7 @@ class WatchDeps:
     # every batch of new events: the observatory enforces the job's limits from them
     observed: Callable[[str, list[dict[str, Any]]], object] = lambda job_id, new: None
     busy: Callable[[int], dict[int, int]] = procs.busy_below    # CPU ticks of the agent's children
+    waits: Callable[[int], procs.Waits] = procs.waits            # what the pane's processes wait on
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,11 @@ class Ended:
     """The agent is gone: the last look at its pane (None when the session itself is gone)."""
 
     info: PaneInfo | None
+
+
+def _grid_after(now: float) -> float:
+    """The next point of the ASLEEP_EVERY_S grid: the looks at every asleep job fall together."""
+    return (now // ASLEEP_EVERY_S + 1) * ASLEEP_EVERY_S
 
 
 def det_size(det: TurnDetector) -> int | None:
@@ -126,6 +136,12 @@ class JobWatcher:
         self.busy_ticks: dict[int, int] | None = None   # CPU of the agent's child processes, last sample
         self.busy_at = float("-inf")               # when that sample was taken
         self.agent_pid = 0                         # the pane's process, as the last look saw it
+        # silent, idle by CPU, but blocked elsewhere than on its terminal: working while this holds
+        self.asleep: procs.Waits | None = None
+        self.asleep_due = 0.0                      # when to see whether it still is (on the grid)
+        # only an agent with no hook of its own is judged by its processes' waits (the others'
+        # hooks tell when a turn ends; their TUIs wait in poll loops /proc cannot see into)
+        self.by_waits = adapter is not None and not getattr(adapter, "guarded", False)
         self.log_path: Path = deps.store.paths(job_id).pane_log
 
     @classmethod
@@ -180,7 +196,9 @@ class JobWatcher:
             due.append(now)                        # never looked at yet
         if not self.paused:
             idle = self.detector.idle_due_in(now)
-            if idle is not None:
+            if idle is not None and self.asleep is not None:
+                due.append(self.asleep_due)        # is it still asleep?
+            elif idle is not None:
                 due.append(now + idle)
                 if self.agent_pid and self.busy_ticks is None and self.kill_at is None:
                     due.append(now + max(0.0, idle - BUSY_SAMPLE_S))   # the CPU sample before the verdict
@@ -216,6 +234,7 @@ class JobWatcher:
                 # someone else (zen cancel / finish, the kill switch) ended it or recorded the end
                 self.cancelled = True
         if new:
+            self.asleep = None        # typed input, a hook, a pause: the silence is judged afresh
             self.deps.observed(self.job_id, new)
             store.snapshot(self.job_id)
             if any(ev.get("type") == E.TURN_WAITING for ev in new):
@@ -275,11 +294,9 @@ class JobWatcher:
         if not quiet:
             self.screen_reason = None
             self.busy_ticks = None                 # output: the silence starts again, so do its samples
+            self.asleep = None
         elif det.state == WORKING:
-            if now - det.last_activity >= self.settings.idle_after_s:
-                self.busy_check(info, now)
-            elif self.busy_ticks is None and (det.idle_due_in(now) or 0.0) <= BUSY_SAMPLE_S and info.pid:
-                self.busy_ticks, self.busy_at = self.deps.busy(info.pid), now
+            self.silent(info, now)
         tr = det.observe(now, fingerprint, self.screen_reason if quiet else None,
                          activity_at=written_at if size != det_size(det) else None)
         if self.initial_input is not None:
@@ -357,6 +374,24 @@ class JobWatcher:
         if tr is not None:
             self._record_turn(tr, "agent")
 
+    def silent(self, info: PaneInfo, now: float) -> None:
+        """A silent working turn: sample the CPU of the agent's children BUSY_SAMPLE_S before the
+        silence would end it, judge it at idle_after (busy_check); an agent found asleep stays
+        working while its processes wait as they did."""
+        det = self.detector
+        if self.asleep is not None:
+            if self.asleep.unchanged():
+                det.last_activity = now            # still blocked where it was, silently: working
+                self.asleep_due = _grid_after(now)
+                return
+            # it moved (its sleep ended, it now reads its terminal...): judge afresh, a sample from now
+            self.asleep = None
+            det.last_activity = now - self.settings.idle_after_s + BUSY_SAMPLE_S
+        if now - det.last_activity >= self.settings.idle_after_s:
+            self.busy_check(info, now)
+        elif self.busy_ticks is None and (det.idle_due_in(now) or 0.0) <= BUSY_SAMPLE_S and info.pid:
+            self.busy_ticks, self.busy_at = self.deps.busy(info.pid), now
+
     def busy_check(self, info: PaneInfo, now: float) -> None:
         """Silent for idle_after: before that counts as the turn's end, see whether a process the
         agent started is using CPU (a silent test run is no idle agent: DESIGN 13), against the sample
@@ -374,6 +409,20 @@ class JobWatcher:
             self.detector.last_activity = now - self.settings.idle_after_s + BUSY_SAMPLE_S
         else:
             self.busy_ticks = None   # idle now: the next silence starts with a fresh sample
+            if self.by_waits:
+                self.asleep_check(info.pid, now)
+
+    def asleep_check(self, pid: int, now: float) -> None:
+        """Silent and idle by CPU: an agent whose processes are blocked on something else than its
+        terminal (a sleep, a child, a socket) has not ended its turn, only one that reads its
+        terminal (or whose waits /proc cannot tell) has. A user expects `waiting` when it waits for input."""
+        try:
+            found = self.deps.waits(pid)
+        except Exception:
+            return  # /proc cannot tell: silence decides, as for any agent
+        if found.reading is False:
+            self.asleep, self.asleep_due = found, _grid_after(now)
+            self.detector.last_activity = now
 
     def idle_due_in(self, now: float) -> float | None:
         return self.detector.idle_due_in(now)
