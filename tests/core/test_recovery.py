@@ -44,6 +44,18 @@ def test_other_jobs_are_harvested_resumed_queued_or_left_alone() -> None:
     assert last_index(exited, "agent.spawned") == 3 and last_index(exited, "nope") == -1
 
 
+def test_a_cancelled_or_failed_job_whose_harvest_is_still_due_is_harvested() -> None:
+    """A cancel on a full disk records job.cancelled and the exit, but not the harvest (issue 15):
+    the next supervisor harvests it; one the disk cannot explain, or one never started, it leaves."""
+    cancelled = [*SPAWNED, ev("job.cancelled"), ev("agent.exited", signal=15)]
+    for final in (S.cancelled, S.failed):
+        assert decide(cancelled, final, pane_alive=False) is Recover.HARVEST
+        assert decide([*cancelled, ev("harvest.failed", retry=True)], final, pane_alive=False) is Recover.HARVEST
+        assert decide([*cancelled, ev("harvest.failed")], final, pane_alive=False) is Recover.NOTHING
+    assert decide([*cancelled, ev("harvest.done")], S.cancelled, pane_alive=False) is Recover.NOTHING
+    assert decide([*SPAWNED[:2], ev("job.cancelled")], S.cancelled, pane_alive=False) is Recover.NOTHING
+
+
 def test_a_first_prompt_not_yet_typed_is_typed_by_the_next_supervisor() -> None:
     """agent.spawned keeps the first prompt of an agent that takes it typed (aider, gemini): a
     supervisor killed before typing it leaves it pending, and once typed it is never typed again."""

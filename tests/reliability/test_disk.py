@@ -198,3 +198,114 @@ def test_a_harvest_cut_short_by_a_full_disk_completes_once_space_returns(fs_home
         assert leftovers(fs_home) == []
     finally:
         sups.close()
+
+
+def _room_in_timeline(store: JobStore, job: str, room: int) -> None:
+    """Pad the timeline (neutral padding events) until its last page has at least `room` bytes
+    free (room > 0), or less than -room (room < 0): on a full tmpfs an append fits only there."""
+    path = store.events_path(job)
+    free = lambda: 4096 - path.stat().st_size % 4096  # noqa: E731
+    while (free() < room) if room > 0 else (free() >= -room):
+        store.append(job, "turn.working", by="padding")
+
+
+def _cancel_on_a_full_disk(fs_home: Path, small_fs: SmallFs, sups: Supervisors, room: int) -> tuple[str, Path]:
+    """A running cmd agent that made a file and waits for input; the disk filled with `room`
+    bytes left in its timeline's last page; then `zen cancel`. Returns (job, the cancel's stderr)."""
+    r = zen("dispatch", "make a file", "--name", "cancel-full", "--cmd", "sh -c 'echo made > made.txt; read x'")
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip()
+    wait_state(fs_home, job, "waiting", timeout=30)
+    # and the coordinator has compared its files at the turn's end: nothing else appends now
+    wait_until(lambda: any(e["type"] == "files.changed" and "made.txt" in e["paths"]
+                           for e in JobStore(Home(fs_home)).events(job)), timeout=20)
+    store = JobStore(Home(fs_home))
+    _room_in_timeline(store, job, room)
+    small_fs.fill()
+    r = zen("cancel", job)
+    assert one_line(r.stderr + r.stdout) and "Traceback" not in r.stderr, r.stderr
+    assert sups.procs[-1].poll() is None, "the supervisor died of the full disk"
+    return job, r
+
+
+@pytest.mark.parametrize("supervisor", ["kept running", "restarted"])
+def test_a_cancel_on_a_full_disk_is_harvested_once_space_returns(fs_home: Path, small_fs: SmallFs, git_repo: Path,
+                                                                 tmp_path: Path, supervisor: str) -> None:
+    """The cancel is recorded and the agent stopped, but its harvest cannot be written: once space
+    is back it completes by itself (the running supervisor tries again; a restarted one finds the
+    harvest still due), and a second `zen cancel`, as the first one's sentence advised, finishes it too."""
+    sups = Supervisors(fs_home, tmp_path)
+    try:
+        first = sups.start()
+        job, r = _cancel_on_a_full_disk(fs_home, small_fs, sups, room=2048)
+        assert r.returncode == 1 and "no space left" in r.stderr, (r.returncode, r.stderr)
+        kinds = types(fs_home, job)
+        assert "job.cancelled" in kinds and "harvest.done" not in kinds, kinds
+        tmux = Tmux.for_home(Home(fs_home))
+        wait_until(lambda: (p := tmux.pane(f"zen-{job}")) is None or p.dead, timeout=10, message="the agent to stop")
+        time.sleep(1.5)  # a few of the supervisor's tries, on a full disk
+        assert "harvest.done" not in types(fs_home, job)
+        if supervisor == "restarted":
+            assert sups.stop(first) == 0
+            small_fs.free()
+            sups.start()
+        else:
+            small_fs.free()
+        s = wait_state(fs_home, job, "cancelled", timeout=10)
+        wait_until(lambda: "harvest.done" in types(fs_home, job), timeout=60, message="the harvest, space back")
+        s = snap(fs_home, job)
+        assert s.state.value == "cancelled" and s.review_branch == f"zen/review/{job}"
+        assert git(git_repo, "show", f"zen/review/{job}:made.txt") == "made"
+        kinds = types(fs_home, job)
+        assert kinds.count("job.cancelled") == 1 and kinds.count("agent.exited") == 1, kinds
+        assert kinds.count("harvest.done") == 1, kinds
+        assert gap_free(fs_home, job)
+        assert leftovers(fs_home) == []
+        r = zen("cancel", job)
+        assert r.returncode == 1 and one_line(r.stderr) and "already cancelled" in r.stderr
+    finally:
+        sups.close()
+
+
+def test_a_cancel_cut_short_by_a_full_disk_is_finished_by_cancelling_again(fs_home: Path, small_fs: SmallFs,
+                                                                          git_repo: Path, tmp_path: Path) -> None:
+    """No supervisor to try again: the cancel stopped the agent but could not harvest; its
+    sentence says to run it again once space is free, and that run harvests."""
+    sups = Supervisors(fs_home, tmp_path)
+    try:
+        sups.start()
+        job, r = _cancel_on_a_full_disk(fs_home, small_fs, sups, room=2048)
+        assert r.returncode == 1 and "run it again" in r.stderr, r.stderr
+        assert sups.stop(sups.procs[0]) == 0
+        small_fs.free()
+        r = zen("cancel", job)
+        assert r.returncode == 0 and "cancelled" in r.stdout, r.stderr
+        s = snap(fs_home, job)
+        assert s.state.value == "cancelled" and s.review_branch == f"zen/review/{job}"
+        assert git(git_repo, "show", f"zen/review/{job}:made.txt") == "made"
+        kinds = types(fs_home, job)
+        assert kinds.count("job.cancelled") == 1 and kinds.count("harvest.done") == 1, kinds
+    finally:
+        sups.close()
+
+
+def test_a_cancel_that_cannot_be_recorded_changes_nothing(fs_home: Path, small_fs: SmallFs, git_repo: Path,
+                                                         tmp_path: Path) -> None:
+    """Not even job.cancelled fits: the cancel says so and leaves the agent running, as recorded;
+    once space is back the same cancel stops and harvests it."""
+    sups = Supervisors(fs_home, tmp_path)
+    try:
+        sups.start()
+        job, r = _cancel_on_a_full_disk(fs_home, small_fs, sups, room=-120)
+        assert r.returncode == 1 and "no space left" in r.stderr, r.stderr
+        assert "job.cancelled" not in types(fs_home, job)
+        p = Tmux.for_home(Home(fs_home)).pane(f"zen-{job}")
+        assert p is not None and not p.dead, "the agent was stopped by a cancel that is not on record"
+        small_fs.free()
+        r = zen("cancel", job)
+        assert r.returncode == 0, r.stderr
+        wait_until(lambda: "harvest.done" in types(fs_home, job), timeout=30)
+        assert snap(fs_home, job).state.value == "cancelled"
+        assert git(git_repo, "show", f"zen/review/{job}:made.txt") == "made"
+    finally:
+        sups.close()

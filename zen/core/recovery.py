@@ -4,7 +4,9 @@ The timeline says what happened; tmux says whether the agent still runs:
 
 - `agent.spawned` with no `agent.exited` after it: the agent's pane lives -> WATCH it again;
   it is gone or dead -> SETTLE (record its exit, with tmux's code if it kept one, and harvest);
-- `exited` with no harvest after the exit -> HARVEST;
+- `exited` with no harvest after the exit -> HARVEST; so is a job that ended `cancelled` or
+  `failed` whose harvest is still due (a cancel on a full disk stops the agent and records the
+  exit, but cannot write the harvest: issue 15);
 - `starting` (worktree.created, no agent.spawned): a spawn cut short -> RESUME it in place;
 - `queued` -> QUEUE; no timeline at all, or anything else -> NOTHING.
 """
@@ -46,6 +48,20 @@ def running_spawn(events: Sequence[Event]) -> Event | None:
     return events[i]
 
 
+def harvest_pending(events: Sequence[Event]) -> bool:
+    """No harvest finished after the agent's last exit: neither harvest.done nor a harvest.failed
+    that trying again cannot cure (one the disk caused says retry)."""
+    last_exit = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_EXITED), default=-1)
+    return not any(e.get("type") == E.HARVEST_DONE or (e.get("type") == E.HARVEST_FAILED and not e.get("retry"))
+                   for e in events[last_exit + 1:])
+
+
+def harvest_due(events: Sequence[Event]) -> bool:
+    """The last spawn's agent exited, on record, and no harvest finished after that."""
+    i = last_index(events, E.AGENT_SPAWNED)
+    return i >= 0 and any(e.get("type") == E.AGENT_EXITED for e in events[i:]) and harvest_pending(events)
+
+
 def pending_input(events: Sequence[Event]) -> str | None:
     """The first prompt the running agent is still to be typed (agent.spawned's initial_input,
     with no initial input.sent after it): a supervisor killed before typing it types it now."""
@@ -69,7 +85,7 @@ def decide(events: Sequence[Event], state: JobStatus, pane_alive: bool) -> Recov
         return Recover.NOTHING
     if running_spawn(events) is not None:
         return Recover.WATCH if pane_alive else Recover.SETTLE
-    if state is JobStatus.exited:
+    if state is JobStatus.exited or (state in (JobStatus.cancelled, JobStatus.failed) and harvest_due(events)):
         return Recover.HARVEST
     if state is JobStatus.starting:
         return Recover.RESUME

@@ -34,11 +34,12 @@ from zen.coord.runner import release_ended
 from zen.core.events import Actor
 from zen.core.events import EventType as E
 from zen.core.model import JobSnapshot, JobStatus, Level
+from zen.core.recovery import harvest_pending
 from zen.core.refs import resolve
 from zen.errors import NotFound, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
-from zen.orchestration.harvest import Harvest, disk_trouble, harvest, harvest_pending
+from zen.orchestration.harvest import Harvest, disk_trouble, harvest
 from zen.orchestration.query import pending_tasks, resolve_job
 from zen.orchestration.remote import turns
 from zen.store import events as ev_store
@@ -96,6 +97,15 @@ def exit_recorded(events: Events) -> bool:
     recent = _since_last_spawn(events)
     spawned = any(e.get("type") == E.AGENT_SPAWNED for e in recent)
     return not spawned or any(e.get("type") == E.AGENT_EXITED for e in recent)
+
+
+def end_pending(events: Events, snap: JobSnapshot) -> bool:
+    """The agent's end is not on record in full: its exit, or the harvest due after it (the
+    worktree still there to harvest). A full disk leaves a job so; the supervisor tries again,
+    and a second `zen cancel` finishes the first one's work."""
+    if not exit_recorded(events):
+        return True
+    return bool(snap.worktree) and os.path.isdir(str(snap.worktree)) and harvest_pending(events)
 
 
 def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor: str = Actor.SUPERVISOR,
@@ -407,6 +417,10 @@ def cancel(home: Home, ref: str, reason: str | None = None, *, actor: str = Acto
 def _cancel(ctx: JobContext, snap: JobSnapshot, reason: str | None, actor: str) -> Stopped:
     home, job_id = ctx.home, ctx.job_id
     if snap.state.final:
+        if snap.state is JobStatus.cancelled and end_pending(ctx.events(), snap):
+            # a cancel cut short (a full disk kept its exit or harvest from being written): its
+            # sentence said to run it again, and this finishes what it began, once
+            return stop_job(home, job_id, grace_s=_grace(ctx.config), actor=actor, reason="cancel", ctx=ctx)
         raise ZenError(f"job {job_id} is already {snap.state.value}")
     # recorded first: whoever sees the agent die next must find the job cancelled, not exited
     ctx.append(E.JOB_CANCELLED, actor=actor, reason=reason or "cancelled by a human")

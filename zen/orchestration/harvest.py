@@ -9,7 +9,6 @@ files stay exactly as they were. A running agent can be harvested without stoppi
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,14 +33,6 @@ def disk_trouble(exc: BaseException) -> bool:
     """Whether a harvest failed for its disk (full, failing, read-only): worth trying again once
     the disk is back, unlike a worktree that is gone or a base that does not resolve."""
     return disk_error(exc) is not None or any(t in str(exc).lower() for t in _DISK_TEXT)
-
-
-def harvest_pending(events: Sequence[dict[str, Any]]) -> bool:
-    """No harvest finished after the agent's last exit: neither harvest.done nor a harvest.failed
-    that trying again cannot cure (one the disk caused says retry)."""
-    last_exit = max((i for i, e in enumerate(events) if e.get("type") == E.AGENT_EXITED), default=-1)
-    return not any(e.get("type") == E.HARVEST_DONE or (e.get("type") == E.HARVEST_FAILED and not e.get("retry"))
-                   for e in events[last_exit + 1:])
 
 
 def review_branch(job_id: str) -> str:

@@ -58,7 +58,6 @@ from zen.observe import snapshot as metrics
 from zen.observe.limits import Limits
 from zen.orchestration import control, spawn
 from zen.orchestration.context import JobContext
-from zen.orchestration.harvest import harvest_pending
 from zen.orchestration.intake import Intake
 from zen.orchestration.notify import Notifier
 from zen.orchestration.remote.runner import RemoteTurns
@@ -466,9 +465,7 @@ class Supervisor:
             return True
         if snap.state is JobStatus.queued:  # a retry of a failed start is scheduled
             return False
-        if not control.exit_recorded(events):
-            return True
-        return bool(snap.worktree) and os.path.isdir(str(snap.worktree)) and harvest_pending(events)
+        return control.end_pending(events, snap)
 
     def _retry_unsettled(self) -> None:
         now = self.clock.monotonic()
