@@ -101,8 +101,10 @@ def test_bad_options_say_so_in_one_line(zh: Path) -> None:
 def test_metrics_of_an_agent_with_no_telemetry_and_no_transcript(zh: Path, sup: Any) -> None:
     """A `cmd` agent reports nothing itself: the figures are what zen saw (its turns, its wall
     time), and the job counts in the fleet, with no API figures invented."""
-    r = zen("dispatch", "quiet work", "--agent", "cmd", "--cmd", "sh -c 'echo working; sleep 1.5; echo done'",
-            "--lane", "app", "--json")
+    # it waits 1.5 s for a line that does not come (bash's read -t): a turn that ends waiting (a
+    # silent sleep would be work, tests/supervisor/test_asleep.py)
+    r = zen("dispatch", "quiet work", "--agent", "cmd", "--cmd",
+            "sh -c 'echo working; bash -c \"read -t 1.5 x\"; echo done'", "--lane", "app", "--json")
     assert r.returncode == 0, r.stderr
     job = json.loads(r.stdout)["id"]
     wait_state(zh, job, "harvested", timeout=60)
