@@ -13,10 +13,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 PROC = Path("/proc")
+# a pass over /proc for busy_below / waits serves every look of the same moment (the CPU sample
+# of a silence and its waits, the jobs whose silence ends together)
+RECENT_S = 0.05
+_recent: tuple[float, dict[int, list[int]]] | None = None
 
 
 def _ppid_of(stat: str) -> int | None:
@@ -42,20 +47,37 @@ def ancestors(pid: int) -> list[int]:
         pid = ppid
 
 
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
 def children_map() -> dict[int, list[int]]:
-    """Parent pid -> child pids, from one pass over /proc."""
+    """Parent pid -> child pids, from one pass over /proc (raw reads: a fleet's supervisor makes
+    this pass at every silence's end)."""
     out: dict[int, list[int]] = {}
-    for entry in os.scandir(PROC):
-        if not entry.name.isdigit():
+    for name in os.listdir(PROC):
+        if not name.isdigit():
             continue
         try:
-            stat = (PROC / entry.name / "stat").read_text()
-        except OSError:
+            stat = _read(f"/proc/{name}/stat")
+            ppid = int(stat.rsplit(b")", 1)[1].split(None, 2)[1])
+        except (OSError, IndexError, ValueError):
             continue  # it ended while we looked
-        ppid = _ppid_of(stat)
-        if ppid is not None:
-            out.setdefault(ppid, []).append(int(entry.name))
+        out.setdefault(ppid, []).append(int(name))
     return out
+
+
+def recent_children() -> dict[int, list[int]]:
+    """children_map, or the one taken less than RECENT_S ago (for looks, never for signals)."""
+    global _recent
+    now = time.monotonic()
+    if _recent is None or now - _recent[0] >= RECENT_S:
+        _recent = (now, children_map())
+    return _recent[1]
 
 
 def descendants(pid: int) -> list[int]:
@@ -66,7 +88,7 @@ def descendants(pid: int) -> list[int]:
 def _ticks(pid: int) -> int:
     """CPU time `pid` used so far (user + system), in clock ticks; 0 once it is gone."""
     try:
-        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
         return int(fields[11]) + int(fields[12])    # utime, stime (stat fields 14 and 15)
     except (OSError, IndexError, ValueError):
         return 0
@@ -76,7 +98,7 @@ def busy_below(pid: int) -> dict[int, int]:
     """CPU ticks used so far by each process the agent started: everything below `pid` (the
     pane's wrapper) except the agent itself, its direct child (an agent's own idle TUI is not
     work; a test run it started is)."""
-    kids = children_map()
+    kids = recent_children()
     agents = set(kids.get(pid, []))
     return {p: _ticks(p) for p in descendants_in(kids, pid) if p not in agents}
 
@@ -120,10 +142,10 @@ def _threads(pids: list[int]) -> tuple[tuple[int, int, str, str], ...]:
         except (OSError, ValueError):
             continue  # it ended while we looked
         for tid in tids:
-            task = PROC / str(pid) / "task" / str(tid)
+            task = f"/proc/{pid}/task/{tid}"
             try:
-                st = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                wchan = (task / "wchan").read_text().strip()
+                st = _read(f"{task}/stat").rsplit(b")", 1)[1].split(None, 1)[0].decode()
+                wchan = _read(f"{task}/wchan").decode(errors="replace").strip()
             except (OSError, IndexError):
                 continue
             out.append((pid, tid, st, wchan))
@@ -166,7 +188,7 @@ def waits(pid: int) -> Waits:
     process counts, not only the terminal's foreground group: one that left the session
     (setsid) still reads the pane through its stdin, and a shell without job control keeps its
     background jobs in the foreground group anyway."""
-    seen = _threads([pid, *descendants_in(children_map(), pid)])
+    seen = _threads([pid, *descendants_in(recent_children(), pid)])
     kinds = {_kind(p, t, st, w) for p, t, st, w in seen if st not in ("Z", "X")}
     reading = True if READING in kinds else None if UNKNOWN in kinds or not kinds else False
     return Waits(pid, reading, seen)
