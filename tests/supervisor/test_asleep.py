@@ -16,12 +16,13 @@ import pytest
 
 from tests.helpers import wait_until, zen
 from tests.supervisor.util import dispatch_cmd, events, review_show, snap, wait_event, wait_state
-from zen.orchestration.watcher import ASLEEP_EVERY_S, BUSY_SAMPLE_S
+from zen.orchestration.supervisor import SWEEP_S
+from zen.orchestration.watcher import BUSY_SAMPLE_S
 
 SLEEP_S = 4
-# from the end of the sleep to `waiting`: the next look on the grid, a CPU sample, and room for a
-# loaded machine
-LATE_S = ASLEEP_EVERY_S + BUSY_SAMPLE_S + 1.5
+# from the end of the sleep to `waiting`: the next sweep (an asleep agent has no timer of its own),
+# a CPU sample, and room for a loaded machine
+LATE_S = SWEEP_S + BUSY_SAMPLE_S + 1.5
 
 
 def _ts(ev: dict[str, object]) -> float:
@@ -49,7 +50,7 @@ def test_a_silent_sleeping_cmd_agent_works_until_it_reads_its_terminal(zh: Path,
 
     # the step ends, the agent reads its terminal: waiting (idle), soon after, and not before
     ended = float(wait_until(lambda: slept.exists() and slept.read_text().strip(), timeout=20))
-    s = wait_state(zh, job, "waiting", timeout=10)
+    s = wait_state(zh, job, "waiting", timeout=LATE_S + 5)
     assert s.reason == "idle"
     waits = [e for e in events(zh, job) if e["type"] == "turn.waiting"]
     assert len(waits) == 1 and ended <= _ts(waits[0]) <= ended + LATE_S, (ended, waits)

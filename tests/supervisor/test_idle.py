@@ -20,7 +20,7 @@ from tests.supervisor.test_replay import Replay, ScriptedTmux
 from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo
 from zen.orchestration import supervisor as sup_mod
-from zen.orchestration.watcher import ASLEEP_EVERY_S, BUSY_SAMPLE_S
+from zen.orchestration.watcher import BUSY_SAMPLE_S
 
 FLEET = 8
 
@@ -188,11 +188,12 @@ class Told(procs.Waits):
         return self.still()
 
 
-def test_an_agent_asleep_on_something_else_than_its_terminal_works_and_costs_a_look_per_grid(rp: Replay) -> None:
+def test_an_agent_asleep_on_something_else_than_its_terminal_works_and_costs_what_an_idle_one_does(
+        rp: Replay) -> None:
     """An agent with no hooks, silent and idle by CPU but asleep elsewhere than on its terminal
-    (a sleep, a child): working, looked at again on the ASLEEP_EVERY_S grid with a re-read of the
-    same waits (no pass over /proc, no screen); once those change and it reads its terminal,
-    waiting within a grid step and a CPU sample."""
+    (a sleep, a child): working, and no timer of its own: looked at again only at the sweep, with a
+    re-read of the same waits (no pass over /proc, no screen); once those change and it reads its
+    terminal, waiting within a sweep and a CPU sample."""
     told = {"reading": False, "moved": False}
     looks: list[float] = []
     rechecks: list[float] = []
@@ -216,11 +217,11 @@ def test_an_agent_asleep_on_something_else_than_its_terminal_works_and_costs_a_l
     follow_timers(rp, job, 20.0)
     assert rp.state(job) == "working" and "turn.waiting" not in rp.types(job)
     assert len(looks) == 1                                   # one look at /proc when the silence ended
-    assert 20 / ASLEEP_EVERY_S - 1 <= len(rechecks) <= 20 / ASLEEP_EVERY_S + 20 / sup_mod.SWEEP_S + 1, rechecks
-    assert rp.tmux.listed - listed <= len(rechecks) + 3, "panes were listed more often than the grid asks"
+    assert 20 / sup_mod.SWEEP_S - 1 <= len(rechecks) <= 20 / sup_mod.SWEEP_S + 1, rechecks
+    assert rp.tmux.listed - listed <= 20 / sup_mod.SWEEP_S + 2, "panes were listed more often than the sweep"
     assert len(rp.tmux.captured) <= captured + 1, "an asleep agent's screen was read more than once a silence"
 
     told.update(moved=True, reading=True)                   # its sleep ended; it reads its terminal now
     took = follow_timers(rp, job, 10.0)
     assert rp.state(job) == "waiting" and rp.events(job)[-1]["reason"] == "idle"
-    assert took <= ASLEEP_EVERY_S + BUSY_SAMPLE_S + 0.05, took
+    assert took <= sup_mod.SWEEP_S + BUSY_SAMPLE_S + 0.05, took

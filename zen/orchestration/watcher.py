@@ -16,6 +16,12 @@ An idle agent costs nothing: `next_due` says when a look is due by the clock alo
 timer, a follow-up look after a change, the timeout, the KILL after a TERM, a dead pane's
 settling), so the supervisor steps a job only then or when a file event names it; and the screen
 is read only when the pane changed since it was last read (no output, no new screen).
+
+A silent agent with no hook of its own (cmd, the unguarded ones) whose children use no CPU is
+asked, once its silence reaches idle_after, what its processes are blocked on (procs.waits):
+reading its terminal is the turn's end; asleep on anything else (a sleep, a child, a socket) is
+work, and costs what an idle agent costs: seen again at the sweep or a file event, then a few
+reads of the same threads; when they moved, the silence is judged afresh.
 """
 
 from __future__ import annotations
@@ -53,10 +59,6 @@ TOOL_HOLD_S = 600.0
 # end the turn, so an agent that really is idle is called waiting at idle_after, not later
 BUSY_TICKS = 2
 BUSY_SAMPLE_S = 0.25
-# an agent with no hook of its own (cmd, the unguarded ones), silent and idle by CPU but blocked on
-# something else than its terminal (a sleep, a child, a socket: procs.waits), is still working; it
-# is looked at again on this grid (all such jobs in one look), a few small /proc reads each
-ASLEEP_EVERY_S = 2.0
 
 
 class Panes(Protocol):
@@ -98,11 +100,6 @@ class Ended:
     info: PaneInfo | None
 
 
-def _grid_after(now: float) -> float:
-    """The next point of the ASLEEP_EVERY_S grid: the looks at every asleep job fall together."""
-    return (now // ASLEEP_EVERY_S + 1) * ASLEEP_EVERY_S
-
-
 def det_size(det: TurnDetector) -> int | None:
     """The pane-log size in the detector's last fingerprint (None before the first look)."""
     fp = det.fingerprint
@@ -137,8 +134,8 @@ class JobWatcher:
         self.busy_at = float("-inf")               # when that sample was taken
         self.agent_pid = 0                         # the pane's process, as the last look saw it
         # silent, idle by CPU, but blocked elsewhere than on its terminal: working while this holds
+        # (seen again at the supervisor's sweep or a file event, like an idle agent: no timer)
         self.asleep: procs.Waits | None = None
-        self.asleep_due = 0.0                      # when to see whether it still is (on the grid)
         # only an agent with no hook of its own is judged by its processes' waits (the others'
         # hooks tell when a turn ends; their TUIs wait in poll loops /proc cannot see into)
         self.by_waits = adapter is not None and not getattr(adapter, "guarded", False)
@@ -196,9 +193,7 @@ class JobWatcher:
             due.append(now)                        # never looked at yet
         if not self.paused:
             idle = self.detector.idle_due_in(now)
-            if idle is not None and self.asleep is not None:
-                due.append(self.asleep_due)        # is it still asleep?
-            elif idle is not None:
+            if idle is not None and self.asleep is None:   # an asleep agent waits for the sweep
                 due.append(now + idle)
                 if self.agent_pid and self.busy_ticks is None and self.kill_at is None:
                     due.append(now + max(0.0, idle - BUSY_SAMPLE_S))   # the CPU sample before the verdict
@@ -382,7 +377,6 @@ class JobWatcher:
         if self.asleep is not None:
             if self.asleep.unchanged():
                 det.last_activity = now            # still blocked where it was, silently: working
-                self.asleep_due = _grid_after(now)
                 return
             # it moved (its sleep ended, it now reads its terminal...): judge afresh, a sample from now
             self.asleep = None
@@ -421,7 +415,7 @@ class JobWatcher:
         except Exception:
             return  # /proc cannot tell: silence decides, as for any agent
         if found.reading is False:
-            self.asleep, self.asleep_due = found, _grid_after(now)
+            self.asleep = found
             self.detector.last_activity = now
 
     def idle_due_in(self, now: float) -> float | None:
