@@ -88,13 +88,19 @@ def test_a_torn_last_line_is_skipped_and_closed_off(lane: Path, home: Path) -> N
     assert store.snapshot(job_id).state is JobStatus.working
 
 
-def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
-    zen("dispatch", "x", "--name", "rebuild")
+def _waiting_job(home: Path, name: str) -> tuple[JobStore, str]:
+    """A dispatched job whose (pretend) agent started and now waits with a question."""
+    zen("dispatch", "x", "--name", name)
     [job_id] = claim_all(home)
     store = JobStore(Home(home))
     store.append(job_id, "worktree.created", path="/w", branch=f"zen/{job_id}", base_commit="abc")
     store.append(job_id, "agent.spawned", session="s", target="%1")
     store.append(job_id, "turn.waiting", reason="question")
+    return store, job_id
+
+
+def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
+    store, job_id = _waiting_job(home, "rebuild")
     store.snapshot(job_id)
     state_file = home / "jobs" / job_id / "state.json"
     state_file.write_text("{ not json")
@@ -114,12 +120,7 @@ def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
 def test_a_state_json_a_power_loss_emptied_is_replayed_from_the_timeline(lane: Path, home: Path) -> None:
     """state.json is written without fsync (a cache): after a crash of the machine it may be
     empty or missing; every reader then replays the timeline, and the snapshot is written again."""
-    zen("dispatch", "x", "--name", "emptied")
-    [job_id] = claim_all(home)
-    store = JobStore(Home(home))
-    store.append(job_id, "worktree.created", path="/w", branch=f"zen/{job_id}", base_commit="abc")
-    store.append(job_id, "agent.spawned", session="s", target="%1")
-    store.append(job_id, "turn.waiting", reason="question")
+    store, job_id = _waiting_job(home, "emptied")
     state_file = home / "jobs" / job_id / "state.json"
     for damage in ("empty", "missing"):
         store.snapshot(job_id)

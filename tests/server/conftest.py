@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.server.served import Served
+from tests.server.served import Served, serving
 from tests.supervisor.conftest import sup, sups, zh
 
 __all__ = ["served", "sup", "sups", "zh"]
@@ -16,10 +16,5 @@ __all__ = ["served", "sup", "sups", "zh"]
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    s = Served(tmp_path_factory.mktemp("served")).start()
-    try:
+    with serving(tmp_path_factory.mktemp("served")) as s:
         yield s
-    finally:
-        s.stop()
-    problems = s.problems()
-    assert not problems, problems

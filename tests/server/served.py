@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,19 @@ import httpx
 from tests.helpers import REPO_ROOT, make_repo, wait_until
 from tests.supervisor.conftest import FAST, catalogue_problems
 from zen.store.home import Home
+
+
+@contextmanager
+def serving(root: Path, *, check: bool = True, **kw: Any) -> Iterator[Served]:
+    """A started Served, stopped afterwards; with `check`, problems left in its home fail the test."""
+    s = Served(root, **kw).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+    if check:
+        problems = s.problems()
+        assert not problems, problems
 
 
 class Served:

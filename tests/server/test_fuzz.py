@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.served import Served
+from tests.server.served import Served, serving
 
 PER_OPERATION = 14         # examples per operation and mode (positive, negative)
 STREAMS = ("/events", "/screen/stream")
@@ -20,11 +20,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    s = Served(tmp_path_factory.mktemp("fuzz"), supervise=False).start()
-    try:
+    with serving(tmp_path_factory.mktemp("fuzz"), supervise=False, check=False) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_500_generated_requests_find_no_server_error(fuzzed: Served) -> None:

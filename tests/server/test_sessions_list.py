@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.served import Served
+from tests.server.served import Served, serving
 from zen.core.ids import iso, make_job_id, utcnow
 from zen.core.model import Task
 from zen.store.home import Home
@@ -21,13 +21,8 @@ from zen.store.jobs import JobStore
 
 @pytest.fixture(scope="module")
 def listed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    s = Served(tmp_path_factory.mktemp("listed"), supervise=False).start()
-    try:
+    with serving(tmp_path_factory.mktemp("listed"), supervise=False) as s:
         yield s
-    finally:
-        s.stop()
-    problems = s.problems()
-    assert not problems, problems
 
 
 def _job(store: JobStore, name: str, *, waiting: bool = True) -> str:
