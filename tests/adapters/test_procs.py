@@ -84,7 +84,10 @@ def test_what_proc_cannot_tell_is_none(run) -> None:
 
 def test_unchanged_holds_while_the_waits_stay_and_ends_when_they_move(run) -> None:
     p = run("sleep 1.5; cat")
-    w = settled(p.pid, False)
+    # settled once the sleep itself is seen (a look in the instant sh forks it sees sh alone,
+    # in the kernel's clone: true then, but gone a moment later)
+    w = wait_until(lambda: (w := procs.waits(p.pid)).reading is False
+                   and any("sleep" in wchan for *_, wchan in w.seen) and w, timeout=10, message="the sleep")
     assert w.unchanged()
     wait_until(lambda: not w.unchanged(), timeout=10, message="the sleep to end")
     settled(p.pid, True)                               # now it reads its terminal
