@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,7 +52,8 @@ def row(figure: str, value: float, unit: str, target: str, ok: bool, note: str =
 @contextmanager
 def bench_env() -> Iterator[dict[str, str]]:
     """A private $HOME, git identity and tmux socket dir for the benchmark's processes."""
-    with tempfile.TemporaryDirectory(prefix="zb") as tmp:
+    tmp = tempfile.mkdtemp(prefix="zb")
+    try:
         home = Path(tmp) / "userhome"
         home.mkdir()
         env = {**os.environ, "HOME": str(home), "TMUX_TMPDIR": tmp, "GIT_CONFIG_NOSYSTEM": "1",
@@ -60,6 +62,25 @@ def bench_env() -> Iterator[dict[str, str]]:
         for var in ("ZEN_HOME", "ZEN_JOB_ID", "ZEN_WORKTREE", "TMUX", "TMUX_PANE"):
             env.pop(var, None)
         yield env | {"BENCH_TMP": tmp}
+    finally:
+        _remove(Path(tmp))
+
+
+def _remove(tmp: Path, within_s: float = 10.0) -> None:
+    """Remove the bench's folder; processes it stopped a moment ago (an agent's exit wrapper
+    recording its status after its tmux server went, Ray's log writers) may still add a file
+    while it goes, so it is tried again until a deadline rather than failing the whole group."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            shutil.rmtree(tmp)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def make_repo(path: Path, env: dict[str, str]) -> Path:
