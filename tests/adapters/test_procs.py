@@ -91,3 +91,14 @@ def test_unchanged_holds_while_the_waits_stay_and_ends_when_they_move(run) -> No
     assert w.unchanged()
     wait_until(lambda: not w.unchanged(), timeout=10, message="the sleep to end")
     settled(p.pid, True)                               # now it reads its terminal
+
+
+def test_a_look_that_missed_a_process_is_not_taken_as_unchanged(run) -> None:
+    # the children listing a look uses can be a moment old: a reader it missed must not leave the
+    # pane asleep for ever (seen once in the bench: one of 100 idle agents never became waiting)
+    p = run("sleep 30; true")
+    full = wait_until(lambda: (w := procs.waits(p.pid)).reading is False
+                      and any("sleep" in wchan for *_, wchan in w.seen) and w, timeout=10, message="the sleep")
+    assert full.unchanged()
+    missed = procs.Waits(p.pid, False, tuple(t for t in full.seen if t[0] == p.pid))
+    assert not missed.unchanged()

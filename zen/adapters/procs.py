@@ -131,7 +131,26 @@ class Waits:
     def unchanged(self) -> bool:
         """Whether the same threads are still there, each in the state and wait it was: a few
         small reads, no pass over /proc (a process that starts another changes its own wait)."""
-        return bool(self.seen) and _threads(sorted({p for p, *_ in self.seen})) == self.seen
+        pids = {p for p, *_ in self.seen}
+        # a process the look did not see (started since, or missed by the children listing it
+        # used) is a change too: else a pane whose reader was missed stays asleep for ever
+        return bool(self.seen) and _threads(sorted(pids)) == self.seen and _children_of(pids) <= pids
+
+
+def _children_of(pids: set[int]) -> set[int]:
+    """The children of `pids` now (each thread's /proc children list: a few small reads)."""
+    out: set[int] = set()
+    for pid in pids:
+        try:
+            tids = os.listdir(PROC / str(pid) / "task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                out.update(int(c) for c in _read(f"/proc/{pid}/task/{tid}/children").split())
+            except (OSError, ValueError):
+                continue
+    return out
 
 
 def _threads(pids: list[int]) -> tuple[tuple[int, int, str, str], ...]:
