@@ -38,15 +38,22 @@ def test_every_kind_of_hostile_entry_is_quarantined_and_the_supervisor_runs_on(
     (outside / "real.yaml").write_text(task_yaml(make_job_id("linked")))
     ids = {kind: make_job_id(kind) for kind in ("garbage", "version", "traversal", "fifo", "link", "big", "folder",
                                                 "misnamed")}
+    def put(p: Path, data: bytes | str) -> None:
+        """Published whole (written beside, then renamed in), as zen dispatch does: what is
+        tested is the entry's content, not a read racing the write."""
+        tmp = zh / "spool" / "tmp" / f"{p.name}.part"
+        tmp.write_bytes(data if isinstance(data, bytes) else data.encode())
+        os.rename(tmp, p)
+
     hostile = {
-        "garbage": lambda p: p.write_bytes(os.urandom(3000)),
-        "version": lambda p: p.write_text(task_yaml(ids["version"], zen=2)),
-        "traversal": lambda p: p.write_text(task_yaml("../../../outside/escaped")),
+        "garbage": lambda p: put(p, os.urandom(3000)),
+        "version": lambda p: put(p, task_yaml(ids["version"], zen=2)),
+        "traversal": lambda p: put(p, task_yaml("../../../outside/escaped")),
         "fifo": os.mkfifo,
         "link": lambda p: p.symlink_to(outside / "real.yaml"),
-        "big": lambda p: p.write_text(task_yaml(ids["big"], prompt="x" * (400 * 1024))),
+        "big": lambda p: put(p, task_yaml(ids["big"], prompt="x" * (400 * 1024))),
         "folder": lambda p: p.mkdir(),
-        "misnamed": lambda p: p.write_text(task_yaml(make_job_id("other"))),
+        "misnamed": lambda p: put(p, task_yaml(make_job_id("other"))),
     }
     sup = sups.start()
     good: list[str] = []
