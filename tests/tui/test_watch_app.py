@@ -89,7 +89,8 @@ def test_a_question_rises_to_the_top_is_answered_with_s_p_pauses_and_c_cancels_a
     busy = dispatch_sim(zh, tmp_path, "busy-one", [{"say": "grinding"}, {"busy": 60}])
     wait_state(zh, busy, "working")
     asker = dispatch_sim(zh, tmp_path, "asker", [
-        {"say": "looking around"}, {"busy": 1}, {"ask": "Which database should I use?", "expect": "postgres"},
+        # working long enough (4 s) for the view to be seen showing it so on a loaded machine
+        {"say": "looking around"}, {"busy": 4}, {"ask": "Which database should I use?", "expect": "postgres"},
         {"busy": 60}])
 
     async def run() -> None:
