@@ -138,12 +138,6 @@ READS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def policy(tmp_path_factory: pytest.TempPathFactory):
-    pol, _ = load_policy(_home(tmp_path_factory.mktemp("home")))
-    assert pol.invalid is None, pol.invalid
-    return pol
-
 
 def ctx(level: str, job: bool = True) -> Context:
     return Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level=level, domain="code",

@@ -205,12 +205,6 @@ KNOWN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def policy(tmp_path_factory: pytest.TempPathFactory):
-    pol, _ = load_policy(_home(tmp_path_factory.mktemp("home")))
-    assert pol.invalid is None, pol.invalid
-    return pol
-
 
 def decide_in_job(policy, command: str, level: str = "act-and-report"):
     ctx = Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level=level, domain="code",

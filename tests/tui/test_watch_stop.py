@@ -71,6 +71,13 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * CLOCK_TICK_S
 
 
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    """The watch ended, or is ended now: never left behind by a failing test."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(10)
+
+
 def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals) -> tuple[float, float]:
     """Send `sig` once the watch is idle; (wall, CPU) seconds from the signal to the process's end.
     Fails once STOP_WALL_S has passed without it ending."""
@@ -111,9 +118,7 @@ def test_a_signal_stops_the_piped_watch_at_once(home: Path, sig: signal.Signals)
         _read_until(proc.stdout.fileno(), b"stop-2")
         took = _stop(proc, sig)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
+        _reap(proc)
     err = proc.stderr.read().decode()
     assert proc.returncode == 0, err
     assert "Traceback" not in err
@@ -138,9 +143,7 @@ def test_sigterm_stops_the_terminal_view_and_gives_the_cursor_back(home: Path) -
                 break
             tail += chunk
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
+        _reap(proc)
         os.close(master)
     assert proc.returncode == 0, tail[-500:]
     assert SHOW_CURSOR in tail, tail[-500:]
@@ -160,9 +163,7 @@ def test_the_watch_ends_when_its_reader_goes_away(home: Path) -> None:
         wait_until(lambda: proc.poll() is not None, timeout=5, interval=0.01,
                    message="zen watch --plain to end after its reader closed the pipe")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
+        _reap(proc)
     err = proc.stderr.read().decode()
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
