@@ -5,6 +5,7 @@ can make it exit with anything else, since every other code lets the agent's cal
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -14,6 +15,10 @@ import pytest
 
 from tests.guard.util import bash, events, hook, job_env, make_job, set_policy, write_tool
 from tests.helpers import REPO_ROOT, ZEN
+from zen.agents.codex import HOOK_TIMEOUT_S as CODEX_TIMEOUT_S
+from zen.agents.gemini import HOOK_TIMEOUT_MS as GEMINI_TIMEOUT_MS
+from zen.agents.settings import GUARD_TIMEOUT_S
+from zen.guard.hook import AGENT_TIMEOUT_S
 
 HEAVY = ("typer", "pydantic", "ruamel", "rich")
 
@@ -87,11 +92,27 @@ def test_a_crash_inside_the_decision_blocks(home: Path, wt: Path) -> None:
 
 
 def test_its_own_deadline_blocks_a_hang_well_under_the_configured_timeout(home: Path, wt: Path) -> None:
+    # asked for a minute, it still blocks before the 10 s the agents' settings give it
     t0 = time.monotonic()
-    r = hook(bash("ls", wt), env={**job_env(home, "j1"), "ZEN_GUARD_SELFTEST_HANG": "1"})
+    r = hook(bash("ls", wt), env={**job_env(home, "j1"), "ZEN_GUARD_SELFTEST_HANG": "1", "ZEN_GUARD_DEADLINE": "60"})
     took = time.monotonic() - t0
     assert r.returncode == 2 and "deadline" in r.stderr
-    assert took < 8, took          # the settings give the hook 10 s
+    assert took < AGENT_TIMEOUT_S - 0.5, took
+    assert AGENT_TIMEOUT_S == GUARD_TIMEOUT_S == CODEX_TIMEOUT_S == GEMINI_TIMEOUT_MS / 1000
+
+
+def test_the_deadline_counts_from_the_start_of_the_process_not_from_its_imports(home: Path, wt: Path) -> None:
+    # a start-up slowed by a loaded machine (here a 1.5 s sleep before the hook's own code, in the
+    # same process) spends the deadline: the agent's timeout runs from the spawn too
+    slow = ("import os, sys, time; time.sleep(1.5); "
+            "os.execv(sys.executable, [sys.executable, '-m', 'zen', 'guard', 'hook'])")
+    env = {**os.environ, **job_env(home, "j1"), "ZEN_GUARD_SELFTEST_HANG": "1", "ZEN_GUARD_DEADLINE": "2.5"}
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", slow], input=json.dumps(bash("ls", wt)).encode(),
+                       capture_output=True, env=env, timeout=30)
+    took = time.monotonic() - t0
+    assert r.returncode == 2 and b"deadline" in r.stderr
+    assert 2.4 < took < 3.5, took   # 2.5 s from the start, not 1.5 + 2.5
 
 
 def test_a_zen_home_that_is_not_one_blocks(tmp_path: Path, home: Path, wt: Path) -> None:
@@ -109,9 +130,9 @@ def test_the_console_script_blocks_and_allows_like_the_module(home: Path, wt: Pa
 
 
 def test_every_decision_lands_in_the_jobs_timeline_gap_free(home: Path, wt: Path) -> None:
-    # six at once on a loaded 2-core box: give each the longest internal deadline allowed (8 s) so
-    # none is cut short (a cut-short hook blocks, but writes no audit line)
-    env = {**job_env(home, "j1"), "ZEN_GUARD_DEADLINE": "8"}
+    # six at once on a loaded 2-core box: give each the longest internal deadline allowed so none
+    # is cut short (a cut-short hook blocks, but writes no audit line)
+    env = {**job_env(home, "j1"), "ZEN_GUARD_DEADLINE": "60"}
     procs = [subprocess.Popen([*ZEN, "guard", "hook"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env={**__import__("os").environ, **env})
              for _ in range(6)]

@@ -43,6 +43,7 @@ from zen.agents.common import (
     zen_command,
 )
 from zen.agents.teamtools import codex_settings
+from zen.guard.hook import AGENT_TIMEOUT_S
 
 _DIALOG = re.compile(r"do you trust the contents of this directory|allow codex to work in this folder"
                      r"|trust this folder\?|folder access\s*\n|hooks need review", re.IGNORECASE)
@@ -56,7 +57,7 @@ _STATE = re.compile(rb"\x1b\]7501;state=([a-z]+)((?::[a-z_]+=[^:\x07\x1b]*)*)(?:
 # Edit/Write aliases, listed so a Codex that names it either way is still covered
 GUARDED_MATCHER = "Bash|apply_patch|Edit|Write"
 TURN_HOOKS = ("PermissionRequest", "Stop", "UserPromptSubmit")
-HOOK_TIMEOUT_S = 10
+HOOK_TIMEOUT_S = AGENT_TIMEOUT_S
 
 
 def _hook_group(command: str, matcher: str | None = None) -> str:
@@ -101,6 +102,7 @@ def output_state(data: bytes) -> tuple[str, str | None] | None:
 class CodexAdapter:
     name = "codex"
     guarded = True                  # every shell and patch call goes through zen's guardian
+    turn_hooks = True               # each turn's end is reported by its Stop hook and notify
     paste_input = True              # typed text goes as one bracketed paste
     key_pause_s = 0.1               # then a pause before Enter (and between exit keys)
 

@@ -42,13 +42,14 @@ from zen.agents.common import (
 from zen.agents.gemini_trust import gemini_dir
 from zen.agents.gemini_trust import is_trusted as gemini_trusts
 from zen.errors import ZenError
+from zen.guard.hook import AGENT_TIMEOUT_S
 from zen.store.layout import GEMINI_HOME as HOME_DIR
 
 GUARDED_MATCHER = "run_shell_command|write_file|replace"
 # Gemini event -> the `zen hook` event it stands for
 TURN_EVENTS = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop", "Notification": "Notification",
                "SessionEnd": "SessionEnd"}
-HOOK_TIMEOUT_MS = 10000   # Gemini hook timeouts are in milliseconds
+HOOK_TIMEOUT_MS = AGENT_TIMEOUT_S * 1000   # Gemini hook timeouts are in milliseconds
 
 _DIALOG = re.compile(r"do you trust the files in this folder|do you trust this folder|trust folder \(",
                      re.IGNORECASE)
@@ -121,6 +122,7 @@ def lane_trusted(ctx: LaunchContext) -> bool:
 class GeminiAdapter:
     name = "gemini"
     guarded = True
+    turn_hooks = True               # each turn's end is reported by its AfterAgent hook
     key_pause_s = 0.5               # Enter sooner after a paste is lost now and then (0.61.0)
 
     def __init__(self) -> None:

@@ -12,7 +12,9 @@ import json
 import shlex
 from typing import Any
 
-GUARD_TIMEOUT_S = 10
+from zen.guard.hook import AGENT_TIMEOUT_S
+
+GUARD_TIMEOUT_S = AGENT_TIMEOUT_S   # the guardian's hook blocks on its own deadline before this
 HOOK_TIMEOUT_S = 10
 
 # tools whose calls the guardian vets before they run: MCP tools too (zen's team tools among them)

@@ -10,12 +10,16 @@ Both agents let the call RUN when a hook exits with anything but 2, crashes, pri
 output or times out. So this entry point can only ever end in two ways: an explicit allow (exit 0
 after the decision core said allow) or exit 2. Malformed input, an unknown tool, a broken policy,
 any exception (BaseException included, SystemExit of any code included) and the internal
-deadline (DEADLINE_S, far under the 10 s the settings configure) all exit 2 with a reason. The
-deadline is a SIGALRM timer whose handler writes the reason and leaves with os._exit(2), so no
-code inside can swallow it.
+deadline all exit 2 with a reason. The deadline is a SIGALRM timer whose handler writes the reason
+and leaves with os._exit(2), so no code inside can swallow it.
 
-ZEN_GUARD_DEADLINE (seconds) can lengthen the deadline up to 4x DEADLINE_S, still under the 10 s
-timeout (the environment of the agent process, which an agent's own commands cannot change).
+The deadline counts from the start of this process (read from /proc), not from the moment the
+timer is armed: the agent's timeout (AGENT_TIMEOUT_S, what every agent's settings give the hook)
+runs from the spawn, and on a loaded machine the interpreter's own start-up can take seconds. It is
+DEADLINE_S after the start, never later than AGENT_TIMEOUT_S - MARGIN_S, so the hook always blocks
+before the agent would give up on it and let the call run. ZEN_GUARD_DEADLINE (seconds, the
+environment of the agent process, which an agent's own commands cannot change) shortens or
+lengthens it within that bound.
 
 Codex's apply_patch is judged file by file (context.calls_for).
 
@@ -52,7 +56,9 @@ if TYPE_CHECKING:   # typing costs more than the thin client's whole start-up
     from typing import Any
 
 PREFIX = "zen guardian: "
-DEADLINE_S = 2.0
+AGENT_TIMEOUT_S = 10      # the hook's timeout in every agent's settings (zen.agents.settings, codex, gemini)
+MARGIN_S = 1.5            # the block must be written and read before that timeout
+DEADLINE_S = 6.0          # from the process's start: room for a loaded machine (20 agents on 2 cores)
 WAIT_SHARE = 0.75     # of the deadline, for the server's answer; the rest to decide in-process
 MAX_STDIN = 4 * 1024 * 1024
 AGENTS = ("claude", "codex", "gemini")
@@ -85,21 +91,34 @@ def _block(reason: str) -> int:
 
 
 def _on_deadline(signum: int, frame: object) -> None:
-    _block(f"no decision within {DEADLINE_S:g} s (internal deadline); blocked to be safe")
+    _block("no decision in time (internal deadline); blocked to be safe")
     os._exit(2)
 
 
+def _age() -> float:
+    """Seconds since this process started (0.0 when /proc cannot say)."""
+    try:
+        import time
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        # field 22, counted after the command name, which may hold spaces and parentheses
+        ticks = int(stat[stat.rindex(b")") + 2:].split()[19])
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
 def _arm_deadline() -> float:
-    """Start the deadline; its length in seconds."""
+    """Start the deadline; the seconds left until it fires."""
     seconds = DEADLINE_S
     try:
         seconds = float(os.environ.get("ZEN_GUARD_DEADLINE", DEADLINE_S))
     except ValueError:
         pass
-    seconds = max(0.05, min(seconds, DEADLINE_S * 4))
+    left = max(0.05, min(seconds, AGENT_TIMEOUT_S - MARGIN_S) - _age())
     _signal.signal(_signal.SIGALRM, _on_deadline)
-    _signal.setitimer(_signal.ITIMER_REAL, seconds)
-    return seconds
+    _signal.setitimer(_signal.ITIMER_REAL, left)
+    return left
 
 
 def _disarm_deadline() -> None:
