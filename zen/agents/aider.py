@@ -59,6 +59,7 @@ def shell_allowed(ctx: LaunchContext) -> bool:
 class AiderAdapter:
     name = "aider"
     guarded = False                 # no pre-execution hook: see zen/agents/unguarded.py
+    turn_hooks = True               # each turn's end is reported by its --notifications-command
     key_pause_s = 0.1
 
     def __init__(self) -> None:

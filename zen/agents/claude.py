@@ -48,6 +48,7 @@ def classify_claude_screen(screen: str) -> str | None:
 class ClaudeAdapter:
     name = "claude"
     guarded = True                  # its PreToolUse hook is zen's guardian (settings.py)
+    turn_hooks = True               # each turn's end is reported by its Stop hook
 
     def __init__(self) -> None:
         # a new list per adapter: callers may not mutate a shared default

@@ -18,6 +18,7 @@ from zen.store.layout import JobPaths
 class SimAdapter:
     name = "sim"
     guarded = True                  # its PreToolUse hook is zen's guardian (settings.py)
+    turn_hooks = True               # each turn's end is reported by its Stop hook
 
     def __init__(self) -> None:
         # a new list per adapter: callers may not mutate a shared default

@@ -21,6 +21,7 @@ from zen.adapters import git as g
 from zen.adapters.tmux import Tmux, signal_pane
 from zen.agents import get_adapter
 from zen.core import goal, messages
+from zen.core.events import Actor
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
 from zen.core.model import JobStatus, Task
@@ -93,6 +94,14 @@ def _restart(events: list[dict[str, Any]]) -> int:
                default=-1)
 
 
+def _turn_hooks(task: Task, events: list[dict[str, Any]]) -> bool:
+    """Does this job's agent report its turns through hooks (its adapter says so, or its hooks
+    already did)?"""
+    if getattr(get_adapter(task.agent), "turn_hooks", False):
+        return True
+    return any(e.get("actor") == Actor.HOOK and e.get("type") in (E.TURN_WORKING, E.TURN_WAITING) for e in events)
+
+
 class GoalKeeper:
     def __init__(self, home: Home, store: JobStore, tmux: Tmux, clock: Any = None) -> None:
         self.home = home
@@ -151,7 +160,12 @@ class GoalKeeper:
             return
         window = events[boundary + 1:]
         snap = self.store.snapshot(job_id, write=False)
-        ended = any(e.get("type") == E.TURN_WAITING for e in window)
+        if _turn_hooks(task, events):
+            # its own hook says when a turn ends (Stop): a silence zen read off the terminal is not
+            # one (a loaded machine can hold an agent still for seconds before its turn even starts)
+            ended = messages.at_prompt(window, False)
+        else:
+            ended = any(e.get("type") == E.TURN_WAITING for e in window)
         if not ended or snap.state is not JobStatus.waiting or not messages.at_prompt(events, True):
             return
         if self._usage_due(job_id, window):
