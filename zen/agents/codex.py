@@ -43,7 +43,6 @@ from zen.agents.common import (
     zen_command,
 )
 from zen.agents.teamtools import codex_settings
-from zen.guard.hook import AGENT_TIMEOUT_S
 
 _DIALOG = re.compile(r"do you trust the contents of this directory|allow codex to work in this folder"
                      r"|trust this folder\?|folder access\s*\n|hooks need review", re.IGNORECASE)
@@ -57,7 +56,7 @@ _STATE = re.compile(rb"\x1b\]7501;state=([a-z]+)((?::[a-z_]+=[^:\x07\x1b]*)*)(?:
 # Edit/Write aliases, listed so a Codex that names it either way is still covered
 GUARDED_MATCHER = "Bash|apply_patch|Edit|Write"
 TURN_HOOKS = ("PermissionRequest", "Stop", "UserPromptSubmit")
-HOOK_TIMEOUT_S = AGENT_TIMEOUT_S
+HOOK_TIMEOUT_S = 10     # = zen.guard.hook.AGENT_TIMEOUT_S (tests/guard/test_hook.py checks)
 
 
 def _hook_group(command: str, matcher: str | None = None) -> str:

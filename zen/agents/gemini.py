@@ -42,14 +42,13 @@ from zen.agents.common import (
 from zen.agents.gemini_trust import gemini_dir
 from zen.agents.gemini_trust import is_trusted as gemini_trusts
 from zen.errors import ZenError
-from zen.guard.hook import AGENT_TIMEOUT_S
 from zen.store.layout import GEMINI_HOME as HOME_DIR
 
 GUARDED_MATCHER = "run_shell_command|write_file|replace"
 # Gemini event -> the `zen hook` event it stands for
 TURN_EVENTS = {"BeforeAgent": "UserPromptSubmit", "AfterAgent": "Stop", "Notification": "Notification",
                "SessionEnd": "SessionEnd"}
-HOOK_TIMEOUT_MS = AGENT_TIMEOUT_S * 1000   # Gemini hook timeouts are in milliseconds
+HOOK_TIMEOUT_MS = 10000   # Gemini hook timeouts are in milliseconds (= zen.guard.hook.AGENT_TIMEOUT_S)
 
 _DIALOG = re.compile(r"do you trust the files in this folder|do you trust this folder|trust folder \(",
                      re.IGNORECASE)

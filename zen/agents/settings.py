@@ -12,9 +12,9 @@ import json
 import shlex
 from typing import Any
 
-from zen.guard.hook import AGENT_TIMEOUT_S
-
-GUARD_TIMEOUT_S = AGENT_TIMEOUT_S   # the guardian's hook blocks on its own deadline before this
+# zen.guard.hook.AGENT_TIMEOUT_S, which its internal deadline stays under (tests/guard/test_hook.py
+# checks they agree; the guardian sits above the agents, so it is not imported from there)
+GUARD_TIMEOUT_S = 10
 HOOK_TIMEOUT_S = 10
 
 # tools whose calls the guardian vets before they run: MCP tools too (zen's team tools among them)

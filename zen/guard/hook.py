@@ -49,6 +49,7 @@ from __future__ import annotations
 import _signal
 import os
 import sys
+import time  # built in: no import cost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:   # typing costs more than the thin client's whole start-up
@@ -98,7 +99,6 @@ def _on_deadline(signum: int, frame: object) -> None:
 def _age() -> float:
     """Seconds since this process started (0.0 when /proc cannot say)."""
     try:
-        import time
         with open("/proc/self/stat", "rb") as f:
             stat = f.read()
         # field 22, counted after the command name, which may hold spaces and parentheses
