@@ -71,6 +71,40 @@ def test_the_server_global_environment_does_not_leak_into_an_agent(tmux: Tmux, t
     assert not any(e.startswith(b"SECRET_OF_FIRST=") for e in environ)
 
 
+def environ_of(pid: int | None) -> list[bytes]:
+    return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+
+
+def test_later_starts_are_one_client_call_and_still_unset_the_servers_environment(
+        tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    start(tmux, tmp_path, "zen-first", "sleep 30")
+    subprocess.run(["tmux", "-L", tmux.socket, "set-environment", "-g", "GLOBAL_SECRET", "x"], check=True)
+    start(tmux, tmp_path, "zen-learn", "sleep 30")            # the slow way learns the names
+    calls: list[int] = []
+    real = tmux.run_chain
+    monkeypatch.setattr(tmux, "run_chain", lambda *c, **k: calls.append(len(c)) or real(*c, **k))
+    infos = [start(tmux, tmp_path, f"zen-fast-{i}", "sleep 30", exit_file=True) for i in range(3)]
+    assert len(calls) == 3                                      # one tmux client per agent started
+    for info in infos:
+        wait_until(lambda i=info: Path(f"/proc/{i.pid}/cmdline").read_bytes().startswith(b"sh\0-c\0"),
+                   message="the agent's wrapper to run")
+        assert not any(e.startswith(b"GLOBAL_SECRET=") for e in environ_of(info.pid))
+    assert sorted(tmux.panes()) == sorted(["zen-first", "zen-learn", "zen-fast-0", "zen-fast-1", "zen-fast-2"])
+    assert fmt(tmux.socket, "=zen-fast-2:", "#{pane_pipe}") == "1"   # its output goes to the log too
+
+
+def test_a_global_name_set_after_the_names_were_learnt_still_never_reaches_an_agent(
+        tmux: Tmux, tmp_path: Path) -> None:
+    start(tmux, tmp_path, "zen-first", "sleep 30")
+    start(tmux, tmp_path, "zen-second", "sleep 30")
+    subprocess.run(["tmux", "-L", tmux.socket, "set-environment", "-g", "LATE_SECRET", "y"], check=True)
+    info = start(tmux, tmp_path, "zen-late", "sleep 30")
+    wait_until(lambda: Path(f"/proc/{info.pid}/cmdline").read_bytes().startswith(b"sh\0-c\0"),
+               message="the agent to run")
+    assert not any(e.startswith(b"LATE_SECRET=") for e in environ_of(info.pid))
+    assert tmux.pane("zen-late") == info and list(tmux.panes()).count("zen-late") == 1
+
+
 def test_an_agent_that_dies_at_once_leaves_its_exit_status(tmux: Tmux, tmp_path: Path) -> None:
     start(tmux, tmp_path, "zen-quick", "exit 7", exit_file=True)
     # the pane stays (remain-on-exit), dead; its status comes from tmux or, where tmux 3.3a has

@@ -48,6 +48,7 @@ from libtmux.pane import Pane
 
 from zen.errors import TmuxError
 from zen.store.atomic import atomic_write
+from zen.store.faults import ENV as CRASH_ENV
 from zen.store.faults import crash_point
 from zen.store.home import Home
 
@@ -138,6 +139,11 @@ def _int(text: str) -> int | None:
         return None
 
 
+def _env_names(lines: list[str]) -> set[str]:
+    """The names in `show-environment -g` output (`NAME=value`, or `-NAME` for a removed one)."""
+    return {n for line in lines if (n := line.lstrip("-").split("=", 1)[0])}
+
+
 def _first_line(r: tmux_cmd) -> str:
     lines = [*r.stderr, *r.stdout]
     return lines[0].strip() if lines else f"exit {r.returncode}"
@@ -164,6 +170,7 @@ class Tmux:
         self.socket = socket
         self.conf = conf
         self.died_file = died_file    # touched by the server whenever a pane dies
+        self._global_env: tuple[int | None, set[str]] | None = None   # (socket inode, names): start_pane
         # resolved once: libtmux would otherwise search $PATH on every call
         self.server = libtmux.Server(socket_name=socket, config_file=str(conf), tmux_bin=shutil.which("tmux"))
 
@@ -254,42 +261,98 @@ class Tmux:
         death on itself so tmux still sees a signal. With `mark`, the pane carries it (the pane
         option MARK_OPTION, `mark()` reads it) from the instant the agent is in it: the same
         client call starts the agent and sets the mark, so a marked pane is always an agent.
+
+        The agent must not see the server's global environment (the environment of whichever
+        process started the server), so its pane unsets those names. Their list is learnt with
+        the first start on a server (two client calls: the session, then the agent) and kept for
+        that server (its socket's inode); later starts are one client call, which reads the list
+        again, and a name that has appeared since (someone's `set-environment -g`) gets the agent
+        killed and started again without it before anything else happens.
         """
         if not argv:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
         log_path.touch(exist_ok=True)
-        pane_id, global_names = self._new_session(session, cwd, log_path, window)
-        crash_point("tmux.session")
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
-        # The server's global environment reaches every pane; drop what this agent must not see.
+        known = self._env_names()
+        if known is not None:
+            if exit_path is not None:
+                exit_path.unlink(missing_ok=True)
+            target = f"={session}:"
+            r = self.run_chain(*self._session_chain(session, cwd, log_path, window),
+                               *self._agent_chain(target, cwd, wanted, known, argv, exit_path, mark),
+                               ["show-environment", "-g"], check=False)
+            if r.returncode == 0 and len(r.stdout) >= 2 and r.stdout[0].strip().startswith("%"):
+                names = _env_names(r.stdout[2:])
+                self._remember_env(names)
+                if not (names - known - set(wanted) - _PANE_OWNED):
+                    return self._started(session, r.stdout[1])
+                log.warning("tmux server %s has new global environment names; restarting the agent of %s "
+                            "without them", self.socket, session)
+                info = PaneInfo.parse(r.stdout[1])
+                if info is not None:
+                    signal_pane(info, signal.SIGKILL)
+                if exit_path is not None:
+                    exit_path.unlink(missing_ok=True)
+                r = self.run_chain(*self._agent_chain(r.stdout[0].strip(), cwd, wanted, names, argv, exit_path, mark))
+                return self._started(session, r.stdout[0] if r.stdout else "")
+            # a session of that name already there (a launch cut short), or a failure: the slow way
+        pane_id, global_names = self._new_session(session, cwd, log_path, window)
+        self._remember_env(global_names)
+        crash_point("tmux.session")
+        if exit_path is not None:
+            exit_path.unlink(missing_ok=True)  # after any replaced session is gone
+        # the agent into the placeholder's pane, and that pane's facts, in one client call
+        r = self.run_chain(*self._agent_chain(pane_id, cwd, wanted, global_names, argv, exit_path, mark))
+        return self._started(session, r.stdout[0] if r.stdout else "")
+
+    @staticmethod
+    def _started(session: str, line: str) -> PaneInfo:
+        info = PaneInfo.parse(line)
+        if info is None:
+            raise TmuxError(f"tmux session {session} vanished right after it was created")
+        return info
+
+    @staticmethod
+    def _agent_chain(target: str, cwd: Path, wanted: dict[str, str], global_names: set[str], argv: list[str],
+                     exit_path: Path | None, mark: str | None) -> list[list[str]]:
+        """respawn-pane of the agent into `target` (unsetting the server's global names it must
+        not see), its mark, and a display-message of the pane's facts."""
         cmd = ["env"]
         for name in sorted(global_names - set(wanted) - _PANE_OWNED):
             cmd += ["-u", name]
         # `env` execs the agent, so the pane's process is the agent itself, with the exact argv
         cmd.append("--")
         if exit_path is not None:
-            exit_path.unlink(missing_ok=True)  # after any replaced session is gone
             cmd += ["sh", "-c", EXIT_WRAPPER, str(exit_path)]
         cmd += argv
         env_args: list[str] = []
         for k, v in sorted(wanted.items()):
             env_args += ["-e", f"{k}={v}"]
-        # the agent into the placeholder's pane, and that pane's facts, in one client call
-        marking = [["set-option", "-p", "-t", pane_id, MARK_OPTION, mark]] if mark is not None else []
-        r = self.run_chain(["respawn-pane", "-k", "-t", pane_id, "-c", str(cwd), *env_args, *cmd], *marking,
-                           ["display-message", "-p", "-t", pane_id, PANE_FORMAT])
-        info = PaneInfo.parse(r.stdout[0]) if r.stdout else None
-        if info is None:
-            raise TmuxError(f"tmux session {session} vanished right after it was created")
-        return info
+        marking = [["set-option", "-p", "-t", target, MARK_OPTION, mark]] if mark is not None else []
+        return [["respawn-pane", "-k", "-t", target, "-c", str(cwd), *env_args, *cmd], *marking,
+                ["display-message", "-p", "-t", target, PANE_FORMAT]]
 
-    def _new_session(self, session: str, cwd: Path, log_path: Path, window: str | None = None) -> tuple[str, set[str]]:
-        """The session on a placeholder, its window's size fixed (window-size manual), remain-on-exit
-        made sure again (the server may predate this config, or a user changed it), the pane's
-        output piped to the log before the agent exists, and the names in the server's global
-        environment. Returns (pane id, those names)."""
-        chain = (
+    def _socket_key(self) -> int | None:
+        try:
+            tmpdir = os.environ.get("TMUX_TMPDIR") or "/tmp"
+            return os.stat(Path(tmpdir) / f"tmux-{os.getuid()}" / self.socket).st_ino
+        except OSError:
+            return None
+
+    def _env_names(self) -> set[str] | None:
+        """The server's global environment names learnt at an earlier start on this server, or
+        None (none yet, another server since, or a crash test of the two-call path)."""
+        if self._global_env is None or os.environ.get(CRASH_ENV) == "tmux.session":
+            return None
+        key, names = self._global_env
+        return names if key is not None and key == self._socket_key() else None
+
+    def _remember_env(self, names: set[str]) -> None:
+        self._global_env = (self._socket_key(), set(names))
+
+    def _session_chain(self, session: str, cwd: Path, log_path: Path, window: str | None) -> tuple[list[str], ...]:
+        return (
             # a window named after the job (-n also turns automatic-rename off): attached, it
             # reads `fix-login`, not the `sh` of the exit wrapper
             ["new-session", "-d", "-s", session, *(["-n", window] if window else []), "-c", str(cwd),
@@ -299,8 +362,14 @@ class Tmux:
             ["set-option", "-g", "remain-on-exit", "on"],
             *self._died_hook(),
             ["pipe-pane", "-t", f"={session}:", f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}"],
-            ["show-environment", "-g"],
         )
+
+    def _new_session(self, session: str, cwd: Path, log_path: Path, window: str | None = None) -> tuple[str, set[str]]:
+        """The session on a placeholder, its window's size fixed (window-size manual), remain-on-exit
+        made sure again (the server may predate this config, or a user changed it), the pane's
+        output piped to the log before the agent exists, and the names in the server's global
+        environment. Returns (pane id, those names)."""
+        chain = (*self._session_chain(session, cwd, log_path, window), ["show-environment", "-g"])
         r = self.run_chain(*chain, check=False)
         if r.returncode != 0 and "duplicate session" in _first_line(r):
             # a launch cut short by a crash: redo it in place. KILL first, not only the HUP of
@@ -315,8 +384,7 @@ class Tmux:
         pane_id = r.stdout[0].strip() if r.stdout else ""
         if not pane_id.startswith("%"):
             raise TmuxError(f"tmux did not report the new pane of session {session}")
-        names = {n for line in r.stdout[1:] if (n := line.lstrip("-").split("=", 1)[0])}
-        return pane_id, names
+        return pane_id, _env_names(r.stdout[1:])
 
     def _died_hook(self) -> list[list[str]]:
         """`set-hook -g pane-died` touching `died_file` (set with every new session, as
