@@ -12,6 +12,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap  # the document's own mapping type keeps comments
 
+from zen.errors import ZenError
 from zen.store.config import Config, edit_config
 from zen.store.home import Home
 
@@ -60,10 +61,13 @@ def fast_setup(home: Home) -> list[str]:
             if not missing(cfg.data, path):
                 continue
             node = cfg.data
-            for key in path[:-1]:
+            for depth, key in enumerate(path[:-1], start=1):
                 if node.get(key) is None:
                     node[key] = CommentedMap()
                 node = node[key]
+                if not hasattr(node, "get"):   # e.g. `teams: 5`: nothing is saved
+                    raise ZenError(f"zen.yaml {'.'.join(path[:depth])} is {node!r}, not a section of "
+                                   "settings: fix or remove it, then run fast-setup again")
             node[path[-1]] = value
             filled.append(".".join(path))
 
