@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import one_line, wait_until
+from tests.orchestration.conftest import tune
 from zen.adapters import procs
 from zen.adapters.tmux import Tmux
 from zen.core.ids import iso, utcnow
@@ -46,6 +47,7 @@ def refused(fn: Any, *args: Any, **kw: Any) -> str:
 @pytest.fixture
 def running(home: Path, tmp_path: Path) -> tuple[Home, JobStore, int]:
     """A job whose agent (a shell with a sleeping child) runs in a tmux pane: (home, store, pane pid)."""
+    tune(home, **{"kill_grace: 5s": "kill_grace: 0.5s"})   # a cancel here need not wait the full grace
     h = Home(home)
     store = make_job(h)
     tmux = Tmux.for_home(h)
