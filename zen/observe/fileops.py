@@ -62,7 +62,7 @@ def _segments(command: str) -> tuple[list[list[str]], int]:
             if target and target != "/dev/null" and not target.startswith("&"):
                 writes += 1
             i += 1
-        elif tok == "<":
+        elif tok in ("<", "<<", "<<<"):        # input, a here-doc or here-string: the next word is no file
             i += 1
         elif tok.isdigit() and i + 1 < len(tokens) and tokens[i + 1] in _REDIRECTS:
             pass                 # the fd number of `2>`: the redirection comes next
