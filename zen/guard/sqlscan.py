@@ -55,6 +55,8 @@ def destructive_sql(text: str, depth: int = 0) -> str | None:
             if found:
                 return found
         text = _DOLLAR.sub(" ", text)
+    elif _DOLLAR.search(text) or _EXECUTE.search(text):
+        return "code nested too deeply to read ($$ bodies or EXECUTE strings)"   # fail closed
     for stmt in split_sql(text):
         found = _statement(stmt)
         if found:
