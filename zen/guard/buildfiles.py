@@ -17,7 +17,7 @@ import re
 from zen.guard.words import UNK
 
 _RULE = re.compile(r"^([^\s:#=][^:=]*?)\s*(::?)(?!=)\s*(.*)$")
-_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*([:+?!]?=|::=)\s*(.*)$")
+_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_.][A-Za-z0-9_.-]*)\s*([:+?!]?=|::=)\s*(.*)$")
 _VAR = re.compile(r"\$\(([^()]*)\)|\$\{([^{}]*)\}|\$([@<^?*%+|])|\$\$")
 
 
@@ -57,7 +57,8 @@ def make_recipes(text: str, goals: list[str]) -> list[str] | None:
             rules[t] = (deps.split(), current)
             if not t.startswith(".") and "%" not in t:
                 order.append(t)
-    todo = list(goals) or ([variables["DEFAULT_GOAL"]] if "DEFAULT_GOAL" in variables else order[:1])
+    default = _expand(variables.get(".DEFAULT_GOAL", ""), variables, "", [], 0).split()
+    todo = list(goals) or default or order[:1]
     out: list[str] = []
     seen: set[str] = set()
 
