@@ -88,6 +88,9 @@ def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         return
     if name in ("yarn", "pnpm", "bun") and pos and pos[0].text in ("dlx", "exec", "x"):
         pos = pos[1:]
+    elif name in ("yarn", "pnpm", "bun") and pos:
+        # `yarn NAME` runs package.json's script NAME when there is one (else a bin of that name)
+        package_scripts(an, name, [pos[0].text], st)
     elif name in ("poetry", "pipenv", "pdm", "hatch", "rye", "uv", "conda", "mamba", "pixi",
                   "bundle", "direnv"):
         if not pos or pos[0].text not in ("run", "exec"):
