@@ -151,6 +151,8 @@ def _http_options(an: Analyser, name: str, opts: list[tuple[str, Word | None]], 
             txt = v.text
             if o in ("-T", "--upload-file", "--post-file", "--body-file", "-i", "--input-file"):
                 an.read_word(v, st)
+                if name == "wget" and o in ("-i", "--input-file"):   # the URLs are in that file
+                    an.deny("net.unresolved-host", f"`{name} {o}` takes its targets from elsewhere")
             elif "@" in txt and o not in ("--data-raw", "--form-string"):
                 ref = txt.split("@", 1)[1].split(";", 1)[0]
                 if ref and ref != "-":
