@@ -488,6 +488,13 @@ def _remote(an: Analyser, s: Sub) -> None:
                 "which deletes and overwrites remote branches")
 
 
+def _send_email(an: Analyser, s: Sub) -> None:
+    if s.name == "send-email" and any(f.split("=", 1)[0] == "--dry-run" for f in s.flags):
+        return
+    an.deny("git.send-email", f"`git {s.name}` sends mail to people outside the worktree (email is a "
+            "high-consequence channel); zen harvests the work for a person to send")
+
+
 def _credential(an: Analyser, s: Sub) -> None:
     an.deny("creds.command", f"`git {s.name}` reads stored credentials")
 
@@ -502,5 +509,5 @@ SUBCOMMANDS: dict[str, Callable[[Analyser, Sub], None]] = {
     "init": _clone_init, "fetch": _fetch, "pull": _fetch, "ls-remote": _fetch,
     "archive": _archive, "format-patch": _archive, "bundle": _archive,
     "log": _log, "diff": _log, "show": _log, "credential": _credential, "remote": _remote,
-    "send-pack": _push,
+    "send-pack": _push, "send-email": _send_email, "imap-send": _send_email,
 }
