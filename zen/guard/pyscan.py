@@ -14,6 +14,7 @@ command runs Python.
 from __future__ import annotations
 
 import ast
+import posixpath
 from typing import Any
 
 from zen.guard.defaults import MESSAGE_SERVICES
@@ -191,6 +192,12 @@ def scan_python(an: Any, code: str, where: str) -> None:
             an.py_import(node.module, where)
             for a in node.names:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    for node in ast.walk(tree):   # m = importlib.import_module("shutil"): m is that module
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and _dotted(node.value.func, aliases) in _IMPORT_CALLS:
+            module = _literal_arg(node.value, 0)
+            if module:
+                aliases[node.targets[0].id] = module
     ev = _PyEval(an, aliases, consts)
     for node in ast.walk(tree):   # simple `x = "literal"` assignments, once each
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -199,17 +206,37 @@ def scan_python(an: Any, code: str, where: str) -> None:
                 consts[name] = None   # assigned twice: unknown
             else:
                 consts[name] = ev.value(node.value)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            an.literal(node.value, where)
-        elif isinstance(node, ast.Call):
-            _py_call(an, ev, node, aliases, where)
+    outer = an.st
+    an.st = outer.copy(cwds=_cwds_after_chdir(ev, tree, aliases, outer.cwds))
+    try:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                an.literal(node.value, where)
+            elif isinstance(node, ast.Call):
+                _py_call(an, ev, node, aliases, where)
+    finally:
+        an.st = outer
     _py_values(an, tree, aliases, where)
     orm = destructive_orm(code)
     if orm:
         an.deny("sql.destructive", f"{where}: {orm} empties or drops tables")
     if _mentions_environ(tree, aliases, False, exact=True):
         an.deny("creds.secret-echo", f"{where}: reads a secret-looking environment variable")
+
+
+def _cwds_after_chdir(ev: _PyEval, tree: Any, aliases: dict[str, str], cwds: tuple[str | None, ...]
+                      ) -> tuple[str | None, ...]:
+    """Every directory the code may work in: os.chdir() moves every later relative path (the order
+    of calls is not followed, so each target counts from each directory already possible)."""
+    out = list(cwds)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and _dotted(n.func, aliases) in ("os.chdir", "contextlib.chdir"):
+            target = ev.value(n.args[0]) if n.args else None
+            out += [posixpath.normpath(posixpath.join(c, target)) if isinstance(target, str) and c else None
+                    for c in list(out)]
+            if None in out or len(out) > 16:
+                return (None,)
+    return tuple(dict.fromkeys(out))
 
 
 def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: str) -> None:
@@ -265,7 +292,7 @@ def _py_getattr(an: Any, node: Any, aliases: dict[str, str], where: str) -> None
         an.deny("opaque.exec", f"{where}: getattr({base}, {attr!r}) takes {base}.{attr} as a value")
 
 
-def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
+def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str, cwd_done: bool = False) -> bool:
     """Calls that run code or commands (exec, os.system, subprocess, os.exec*, sh.*)."""
     args = node.args
     kw = {k.arg: k.value for k in node.keywords if k.arg}
@@ -284,6 +311,15 @@ def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str) -> bool:
         if not isinstance(service, str) or service in MESSAGE_SERVICES:
             an.deny("net.sdk", f"{where}: {fn}({service!r}) sends email or messages (or a service the "
                     "guardian cannot resolve): use `zen gate NAME`")
+    if "cwd" in kw and not cwd_done and (fn in _SHELL_CALLS or fn in _ARGV_CALLS):   # runs in that directory
+        where_to = ev.value(kw["cwd"])
+        outer = an.st
+        an.st = outer.copy(cwds=tuple(posixpath.normpath(posixpath.join(c, where_to)) if isinstance(
+            where_to, str) and c else None for c in outer.cwds))
+        try:
+            return _py_runs(an, ev, node, fn, where, cwd_done=True)
+        finally:
+            an.st = outer
     if fn in _SHELL_CALLS or (fn in _ARGV_CALLS and _truthy(kw.get("shell"))):
         value = ev.value(first) if first is not None else None
         if isinstance(value, str):
