@@ -442,7 +442,8 @@ class Analyser(PathChecks, ScriptRuns):
 
     def py_net(self, fn: str, values: list[Any], where: str, method: str | None = None) -> None:
         self.ro(f"{where}: a network call")
-        urls = [v for v in values if isinstance(v, str) and ("://" in v or looks_host(v))]
+        flat = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])]   # (host, port)
+        urls = [v for v in flat if isinstance(v, str) and ("://" in v or looks_host(v))]
         for u in urls:
             self.host_check(u, f"{where}: ")
             self.py_hosted(u if "://" in u else "https://" + u, method, f"{where}: {fn}()")
