@@ -28,7 +28,7 @@ from zen.guard.paths import (
     under,
     zen_protected,
 )
-from zen.guard.words import State, Word
+from zen.guard.words import FOUND, UNK, State, Word
 from zen.store.layout import WORKTREE_PRIVATE
 
 if TYPE_CHECKING:
@@ -81,7 +81,9 @@ class PathChecks:
             self.deny("fs.unresolved-target", f"{what} a path only known at run time ({w.raw})")
         for t in ts:
             self.check(t, "delete", what, w)
-        self.need("file_deletes", "approval.file-delete", f"{what} {w.text}")
+        # the reason a human reads: the stand-ins for unknown text and find's files spelled out
+        shown = w.text.replace(UNK, "$…").replace(FOUND, "…")
+        self.need("file_deletes", "approval.file-delete", f"{what} {shown}")
 
     def write_word(self, w: Word, st: State, what: str, content: str | None = None, append: bool = False,
                    keep: bool = False) -> None:
