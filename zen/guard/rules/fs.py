@@ -215,6 +215,7 @@ def touch(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
                 an.write_word(o, st, "`patch` writes")
         return
     if name in {"split", "csplit"}:
+        _split(an, name, args, st, depth)
         return
     opts, pos = split_opts(args, "mrdtZ" if name != "mkdir" else "mZ",
                            frozenset({"--mode", "--reference", "--date", "--context"}))
@@ -223,6 +224,25 @@ def touch(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
         an.mode_text(mode, f"`{name} -m`")
     for p in pos:
         an.write_word(p, st, f"`{name}` writes", keep=name in ("touch", "mkdir", "mkfifo", "mknod"))
+
+
+def _split(an: Analyser, name: str, args: list[Word], st: State, depth: int) -> None:
+    """split FILE PREFIX / csplit -f PREFIX write PREFIXaa, PREFIX00, ... (x / xx in the cwd);
+    split --filter runs a shell command for each piece."""
+    if name == "split":
+        opts, pos = split_opts(args, "abClnt", frozenset({
+            "--suffix-length", "--bytes", "--line-bytes", "--lines", "--number", "--separator",
+            "--additional-suffix", "--filter"}))
+        f = val(opts, "--filter")
+        if f is not None or any(a.text.startswith("--fi") and not a.known for a in args):
+            if f is None or not f.known:
+                an.deny("opaque.exec", "`split --filter` runs a command only known at run time")
+            an.walk(f.text, st.copy(vars={}), depth + 1)
+        prefix = pos[1] if len(pos) > 1 else lit("x")
+    else:
+        opts, pos = split_opts(args, "fbn", frozenset({"--prefix", "--suffix-format", "--digits"}))
+        prefix = val(opts, "-f", "--prefix") or lit("xx")
+    an.write_word(Word(prefix.text + "00", prefix.raw), st, f"`{name}` writes")
 
 
 def chmod(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
