@@ -151,7 +151,7 @@ def read_lanes(home: str) -> dict[str, dict[str, str]]:
             key, sep, value = stripped.partition(":")
             if sep and (not value or value[0] in " \t"):
                 current[key.strip()] = scalar(value)
-                pending = (key.strip(), indent) if not value.strip() else None
+                pending = (key.strip(), indent)   # a plain scalar may go on, folded, on deeper lines
             else:
                 pending = None
     return lanes
