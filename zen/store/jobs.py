@@ -193,7 +193,10 @@ class JobStore:
         try:
             raw = json.loads((d / STATE).read_text())
             offset = int(raw.pop("_offset", 0))
-            return JobSnapshot.model_validate(raw), offset
+            snap = JobSnapshot.model_validate(raw)
+            if snap.job != job_id:   # another job's state.json (a copied folder): not this one's cache
+                return JobSnapshot(job=job_id), 0
+            return snap, offset
         except (FileNotFoundError, ValueError, TypeError):
             return JobSnapshot(job=job_id), 0
         except Exception:  # a snapshot written by another version: rebuild it
