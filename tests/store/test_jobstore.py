@@ -252,3 +252,14 @@ def test_snapshots_of_every_job(js: JobStore) -> None:
     for jid in ids:
         js.create(_task(jid))
     assert [s.job for s in js.snapshots()] == ids
+
+
+def test_a_state_json_of_another_job_is_not_taken_for_this_ones(js: JobStore) -> None:
+    # a job folder copied by hand carries the other job's state.json
+    task = _task()
+    js.create(task)
+    (js.dir(task.id) / STATE).write_text(json.dumps({"v": 1, "job": "20261130T000000Z-other-0009",
+                                                     "state": "harvested", "seq": 0}))
+    snap = js.snapshot(task.id)
+    assert snap.job == task.id and snap.state == "queued" and snap.seq == 2
+    assert _state_file(js, task.id)["job"] == task.id
