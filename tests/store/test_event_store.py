@@ -310,3 +310,26 @@ def test_seq_stays_gap_free_and_unique_under_concurrent_processes(job_dir: Path)
     for a, b in itertools.pairwise(evs):
         if b.get("second"):
             assert a["w"] == b["w"] and a["i"] == b["i"] and b["seq"] == a["seq"] + 1
+
+
+def _audit_writer(path: str, worker: int, n: int) -> None:
+    """A child process appending `n` large records to a log without any lock (the guard audit)."""
+    for i in range(n):
+        store.append_line_to(Path(path), {"w": worker, "i": i, "pad": "z" * 3000}, durable=False)
+
+
+def test_lockless_appenders_never_interleave_their_lines(tmp_path: Path) -> None:
+    # O_APPEND and one write per line keep whole lines apart, lock or no lock
+    path = tmp_path / "logs" / "guard-audit.jsonl"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_audit_writer, args=(str(path), w, 40)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 3 * 40 + 1
+    recs = [json.loads(line) for line in lines[:-1]]
+    for w in range(3):
+        assert [r["i"] for r in recs if r["w"] == w] == list(range(40))
