@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import uuid
@@ -15,6 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import make_repo, zen
+
+# A suite started in the background of a script (`cmd &`) inherits SIGINT ignored, and so would
+# every zen it starts, which would then never stop on the Ctrl-C the tests send. A handler here
+# becomes the default disposition in each child, as it is for a user at a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REAL_HOME = os.environ.get("HOME", "")
 
