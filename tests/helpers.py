@@ -71,6 +71,16 @@ def make_repo(path: Path, files: dict[str, str] | None = None, branch: str = "ma
     return path
 
 
+def tune(home: Path, **changes: str) -> None:
+    """Edit zen.yaml's text: each key (exactly as it is written there) replaced by its value."""
+    cfg = home / "zen.yaml"
+    text = cfg.read_text()
+    for old, new in changes.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    cfg.write_text(text)
+
+
 def one_line(text: str) -> bool:
     """An error a user can read: exactly one non-empty line, no traceback."""
     lines = [ln for ln in text.splitlines() if ln.strip()]

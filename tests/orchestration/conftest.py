@@ -28,11 +28,3 @@ def lane(home: Path, git_repo: Path) -> Path:
     return git_repo
 
 
-def tune(home: Path, **changes: str) -> None:
-    """Edit zen.yaml's text: each key (exactly as it is written there) replaced by its value."""
-    cfg = home / "zen.yaml"
-    text = cfg.read_text()
-    for old, new in changes.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    cfg.write_text(text)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_line
-from tests.orchestration.conftest import tune
+from tests.helpers import one_line, tune
 from zen.errors import ZenError
 from zen.orchestration import breaker
 from zen.orchestration.schedule import breaker_status, try_automatic_start

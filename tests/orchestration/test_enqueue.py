@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import git, make_repo, one_line
-from tests.orchestration.conftest import tune
+from tests.helpers import git, make_repo, one_line, tune
 from zen.core.taskcheck import _ONLY_WHEN_SET as ONLY_WHEN_SET
 from zen.core.taskcheck import read_text
 from zen.errors import InvalidTask, ZenError

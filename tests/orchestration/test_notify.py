@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import one_line, wait_until
-from tests.orchestration.conftest import tune
+from tests.helpers import one_line, tune, wait_until
 from zen.core.ids import iso, parse_iso, utcnow
 from zen.core.model import Task
 from zen.orchestration import notify

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import one_line, wait_until
-from tests.orchestration.conftest import tune
+from tests.helpers import one_line, tune, wait_until
 from zen.adapters import procs
 from zen.adapters.tmux import Tmux
 from zen.core.ids import iso, utcnow

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import git, make_repo, one_line
-from tests.orchestration.conftest import tune
+from tests.helpers import git, make_repo, one_line, tune
 from zen.core.ids import iso, utcnow
 from zen.orchestration import preflight
 from zen.orchestration.dispatch import dispatch

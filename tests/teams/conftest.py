@@ -19,6 +19,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.helpers import tune
 from tests.supervisor.conftest import Supervisors, make_fast, sup, sups, zh  # fixtures, re-exported
 from zen.store import teamkey
 from zen.store.home import Home
@@ -26,14 +27,6 @@ from zen.store.home import Home
 __all__ = ["Mcp", "Supervisors", "make_fast", "mcp_for", "sup", "sups", "tune", "zh"]
 
 
-def tune(home: Path, **changes: str) -> None:
-    """Edit zen.yaml's text: each key (exactly as it is written) replaced by its value."""
-    cfg = home / "zen.yaml"
-    text = cfg.read_text()
-    for old, new in changes.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    cfg.write_text(text)
 
 
 class Mcp:

@@ -274,7 +274,7 @@ class Tmux:
         self.ensure_conf()
         log_path.touch(exist_ok=True)
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
-        known = self._env_names()
+        known = self._known_env_names()
         if known is not None:
             if exit_path is not None:
                 exit_path.unlink(missing_ok=True)
@@ -340,7 +340,7 @@ class Tmux:
         except OSError:
             return None
 
-    def _env_names(self) -> set[str] | None:
+    def _known_env_names(self) -> set[str] | None:
         """The server's global environment names learnt at an earlier start on this server, or
         None (none yet, another server since, or a crash test of the two-call path)."""
         if self._global_env is None or os.environ.get(CRASH_ENV) == "tmux.session":
