@@ -146,6 +146,14 @@ def test_a_spawn_whose_preflight_fails_records_it_and_never_starts_the_agent(lan
         assert any(c["check"] == "autonomy policy" and c["status"] == "FAIL" for c in pf["report"])
         assert not any(e["type"] in ("worktree.created", "agent.spawned") for e in evs)
         assert "preflight failed" in store.snapshot(job).reason
+        # the worktree git was making meanwhile is taken back: nothing of the start is left
+        assert not Home(home).worktree(job).exists()
+        branches = subprocess.run(["git", "-C", str(lane), "branch", "--list", f"zen/{job}"],
+                                  capture_output=True, text=True, check=True).stdout
+        assert branches.strip() == ""
+        worktrees = subprocess.run(["git", "-C", str(lane), "worktree", "list", "--porcelain"],
+                                   capture_output=True, text=True, check=True).stdout
+        assert job not in worktrees
     finally:
         sup.terminate()
         sup.wait(timeout=20)

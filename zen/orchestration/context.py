@@ -66,3 +66,6 @@ class JobContext:
 
     def append(self, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
         return self.store.append(self.job_id, etype, actor, **fields)
+
+    def append_unsynced(self, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
+        return self.store.append_unsynced(self.job_id, etype, actor, **fields)

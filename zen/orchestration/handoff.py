@@ -51,14 +51,16 @@ _AT_BASE: dict[tuple[str, str, int], tuple[str | None, list[str]]] = {}
 _AT_BASE_MAX = 32
 
 
-def at_base(repo: Path, worktree: Path, base_commit: str, recent: int) -> tuple[str | None, list[str]]:
-    """`git log --oneline` of the last `recent` commits up to the base, and the paths tracked there."""
+def at_base(repo: Path, base_commit: str, recent: int) -> tuple[str | None, list[str]]:
+    """`git log --oneline` of the last `recent` commits up to the base, and the paths tracked there,
+    read from the lane's repository (a job's worktree shares its objects, and may not exist yet:
+    the spawn renders the handoff while git makes it)."""
     key = (str(repo), base_commit, recent)
     hit = _AT_BASE.get(key)
     if hit is not None:
         return hit
-    history = git.recent_commits(worktree, base_commit, recent)
-    files = git.files_at(worktree, base_commit)
+    history = git.recent_commits(repo, base_commit, recent)
+    files = git.files_at(repo, base_commit)
     found = (history, files or [])
     if history is not None and files is not None and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", base_commit):
         if len(_AT_BASE) >= _AT_BASE_MAX:
@@ -83,7 +85,7 @@ def likely_files(tracked: list[str], prompt: str, limit: int = 8) -> list[str]:
 
 def render(task: Task, *, job_id: str, lane: str, repo: Path, worktree: Path, branch: str,
            base_commit: str, level: str | None = None, recent: int = 8, home: Home | None = None) -> str:
-    history, tracked = at_base(repo, worktree, base_commit, recent)
+    history, tracked = at_base(repo, base_commit, recent)
     history = history or "(unavailable)"
     deadline_at = iso(utcnow() + timedelta(seconds=task.timeout_s))
     files = likely_files(tracked, task.prompt)

@@ -157,23 +157,35 @@ def launch_env(ctx: JobContext, worktree: Path) -> dict[str, str]:
     return env
 
 
-def prepare(ctx: JobContext) -> Prepared:
-    """Worktree, setup, includes, handoff: everything before the agent. Recorded step by step."""
+def prepare(ctx: JobContext, pending: g.PendingWorktree | None = None, text: str | None = None) -> Prepared:
+    """Worktree, setup, includes, handoff: everything before the agent. Recorded step by step.
+    `pending`: the worktree's `git worktree add` already under way (spawn starts it before the
+    preflight); `text`: the handoff already rendered meanwhile."""
     lane = lane_of(ctx)
     worktree = ctx.home.worktree(ctx.job_id)
     branch = branch_name(ctx.job_id)
     try:
-        base_commit = g.add_worktree(lane.repo, worktree, branch, lane.base)
+        base_commit = (pending.finish() if pending is not None
+                       else g.add_worktree(lane.repo, worktree, branch, lane.base))
     except ZenError as exc:
         raise SpawnError(str(exc)) from None
     crash_point("spawn.worktree")
-    ctx.append(E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit, base=lane.base,
-               lane=lane.name)
+    ctx.append_unsynced(E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit,
+                        base=lane.base, lane=lane.name)
     crash_point("spawn.worktree_recorded")
-    return after_worktree(ctx, worktree, branch=branch, base_commit=base_commit)
+    return after_worktree(ctx, worktree, branch=branch, base_commit=base_commit,
+                          text=text if pending is not None and base_commit == pending.base_commit else None)
 
 
-def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit: str) -> Prepared:
+def render_handoff(ctx: JobContext, worktree: Path, *, branch: str, base_commit: str) -> str:
+    lane = lane_of(ctx)
+    return handoff.render(ctx.task, job_id=ctx.job_id, lane=lane.name, repo=lane.repo, worktree=worktree,
+                          branch=branch, base_commit=base_commit, level=_level(ctx.home, ctx.task.domain),
+                          home=ctx.home)
+
+
+def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit: str,
+                   text: str | None = None) -> Prepared:
     lane = lane_of(ctx)
     g.make_private_dir(worktree, WORKTREE_TMP)
     # Each private dir holds a `*` .gitignore (git.make_private_dir), which keeps the agent's
@@ -189,9 +201,8 @@ def after_worktree(ctx: JobContext, worktree: Path, *, branch: str, base_commit:
     if lane.includes:
         copied, missing = copy_includes(lane.repo, worktree, lane.includes)
         ctx.append(E.FILES_INCLUDED, files=copied, missing=missing)
-    text = handoff.render(ctx.task, job_id=ctx.job_id, lane=lane.name, repo=lane.repo, worktree=worktree,
-                          branch=branch, base_commit=base_commit, level=_level(ctx.home, ctx.task.domain),
-                          home=ctx.home)
+    if text is None:
+        text = render_handoff(ctx, worktree, branch=branch, base_commit=base_commit)
     # both are made again from the task and the repository by any later start (resume() when the
     # handoff is missing or empty): nothing a crash of the machine could take from them is lost,
     # so they are not fsynced (four fsyncs of every start)
@@ -247,7 +258,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
     env.update(telemetry.job_env(ctx.home.control, paths.dir, ctx.job_id, ctx.agent,
                                  ctx.task.lane or Path(str(ctx.task.repo or "")).name, env,
                                  ctx.config.section("observatory")))
-    ctx.append(E.SPAWN_INTENT, attempt=attempt, session=session)
+    ctx.append_unsynced(E.SPAWN_INTENT, attempt=attempt, session=session)  # agent.spawned's fsync: spawn()
     crash_point("spawn.intended")
     # start_pane replaces a session of this name (a placeholder left by a launch cut short, or an
     # earlier attempt's) and removes an exit file left by an earlier attempt
@@ -275,7 +286,7 @@ def _adopt(ctx: JobContext, tmux: Tmux, info: PaneInfo, argv: list[str], initial
     return Launched(info.session, info.pane_id, initial_input)
 
 
-def run_preflight(ctx: JobContext) -> None:
+def run_preflight(ctx: JobContext, *, durable: bool = True) -> None:
     """Preflight before the agent may start (DESIGN section 7): recorded either way; a FAIL
     stops the spawn with the report in the timeline."""
     report = preflight.for_spawn(ctx.home, ctx.task.lane, hook_settings(zen_argv()))
@@ -287,14 +298,38 @@ def run_preflight(ctx: JobContext) -> None:
         first = report.failures[0]
         raise SpawnError(f"preflight failed: {first.name}: {first.message}")
     warnings = [c.as_dict() for c in report.checks if c.status == preflight.WARN]
-    ctx.append(E.PREFLIGHT_PASSED, warnings=warnings)
+    (ctx.append if durable else ctx.append_unsynced)(E.PREFLIGHT_PASSED, warnings=warnings)
     crash_point("spawn.preflight")
 
 
 def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
-    """Start a queued job. Raises SpawnError (or another ZenError) when the start fails."""
-    run_preflight(ctx)
-    return launch(ctx, tmux, prepare(ctx), fresh=True)
+    """Start a queued job. Raises SpawnError (or another ZenError) when the start fails.
+
+    The worktree's `git worktree add` runs in the background while the preflight is run and the
+    handoff rendered (most of a start is waiting on git otherwise); the timeline still says
+    preflight.passed before worktree.created, and a preflight that fails takes back the worktree
+    and branch made meanwhile, which no agent has seen. A crash meanwhile leaves at most a fresh
+    worktree without its worktree.created: the next start finds it and keeps it (add_worktree).
+
+    The steps between job.queued and agent.spawned (preflight.passed, worktree.created,
+    spawn.intent) are written without their own fsync: agent.spawned's fsync makes them durable
+    with it. Until then a crash of the process loses nothing (the kernel has them); a crash of the
+    machine can take only that tail, and with it the tmux server and the agent it may have
+    started, so what remains is a job still queued, whose next start finds its worktree again.
+    """
+    lane = lane_of(ctx)
+    worktree = ctx.home.worktree(ctx.job_id)
+    branch = branch_name(ctx.job_id)
+    pending = g.start_worktree(lane.repo, worktree, branch, lane.base)
+    try:
+        run_preflight(ctx, durable=False)
+        text = None
+        if pending.base_commit is not None:
+            text = render_handoff(ctx, worktree, branch=branch, base_commit=pending.base_commit)
+    except BaseException:
+        pending.abandon()
+        raise
+    return launch(ctx, tmux, prepare(ctx, pending, text), fresh=True)
 
 
 def _written(path: Path) -> bool:

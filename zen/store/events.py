@@ -72,9 +72,18 @@ def append(job_dir: Path, job_id: str, etype: str, actor: str = Actor.SUPERVISOR
     return ev
 
 
+def append_unsynced(job_dir: Path, job_id: str, etype: str, actor: str = Actor.SUPERVISOR,
+                    **fields: Any) -> dict[str, Any]:
+    """append() without its fsync: the next durable append to the same timeline (its fsync covers
+    the whole file) makes this one durable too; until then only a crash of the machine can take it."""
+    ev = append_unless(job_dir, job_id, etype, None, actor, durable=False, **fields)
+    assert ev is not None
+    return ev
+
+
 def append_unless(job_dir: Path, job_id: str, etype: str,
                   skip: Callable[[list[dict[str, Any]]], bool] | None, actor: str = Actor.SUPERVISOR,
-                  **fields: Any) -> dict[str, Any] | None:
+                  *, durable: bool = True, **fields: Any) -> dict[str, Any] | None:
     """Append one event unless `skip(events so far)` says it is already recorded, deciding and
     writing under the job's lock, so two processes can never both record the same thing."""
     path = job_dir / EVENTS
@@ -86,7 +95,7 @@ def append_unless(job_dir: Path, job_id: str, etype: str,
         line = json.dumps(ev, separators=(",", ":"), default=str).encode() + b"\n"
         if torn:
             line = b"\n" + line
-        append_whole(path, line)  # under the lock: a failed write is cut back, never torn
+        append_whole(path, line, durable=durable)  # under the lock: a failed write is cut back, never torn
     return ev
 
 

@@ -131,6 +131,10 @@ class JobStore:
     def append(self, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
         return ev_store.append(self.dir(job_id), job_id, etype, actor, **fields)
 
+    def append_unsynced(self, job_id: str, etype: str, actor: str = "supervisor", **fields: Any) -> dict[str, Any]:
+        """append() whose fsync is left to the job's next durable append (ev_store.append_unsynced)."""
+        return ev_store.append_unsynced(self.dir(job_id), job_id, etype, actor, **fields)
+
     # -- reading ---------------------------------------------------------------
     def task(self, job_id: str) -> Task:
         """task.yaml is written once and never rewritten, so a parsed copy can be kept."""
