@@ -219,7 +219,7 @@ def attempt_of(ctx: JobContext) -> int:
 
 
 def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None = None, *,
-           fresh: bool = False) -> Launched:
+           fresh: bool = False, attempt: int | None = None) -> Launched:
     """The agent in its own tmux session, output streamed to pane.log; records agent.spawned.
     `handoff` is what the agent reads first (default handoff.md; a recovery gives its own).
     `fresh`: this process began the attempt moments ago (its worktree.created or recovery.started),
@@ -229,7 +229,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
     the pane is marked with the attempt in the same tmux call that starts the agent. A restart
     that finds this attempt's marked pane adopts it (records the agent.spawned the crash cut
     short) instead of starting a second agent; a session without the mark (a placeholder) or of
-    an earlier attempt is replaced."""
+    an earlier attempt is replaced. `attempt`: attempt_of(ctx), counted already by the caller."""
     adapter = get_adapter(ctx.agent)
     paths = ctx.paths
     worktree = prepared.worktree
@@ -244,7 +244,7 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
         spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
                                  git_dir=g.common_dir(worktree))
     session = session_name(ctx.job_id)
-    attempt = attempt_of(ctx)
+    attempt = attempt_of(ctx) if attempt is None else attempt
     mark = f"{ctx.job_id}:{attempt}"
     found = None if fresh else tmux.mark(session)
     if found is not None and found[1] == mark:
@@ -326,10 +326,11 @@ def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
         text = None
         if pending.base_commit is not None:
             text = render_handoff(ctx, worktree, branch=branch, base_commit=pending.base_commit)
+        attempt = attempt_of(ctx) + 1   # with the worktree.created prepare() records
     except BaseException:
         pending.abandon()
         raise
-    return launch(ctx, tmux, prepare(ctx, pending, text), fresh=True)
+    return launch(ctx, tmux, prepare(ctx, pending, text), fresh=True, attempt=attempt)
 
 
 def _written(path: Path) -> bool:
