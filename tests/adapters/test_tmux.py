@@ -75,6 +75,17 @@ def environ_of(pid: int | None) -> list[bytes]:
     return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
 
 
+def test_the_agent_gets_the_path_it_was_given_not_zens(tmux: Tmux, tmp_path: Path) -> None:
+    # tmux gives a new pane the PATH of the client asking (zen's), over -e PATH=...
+    path = f"{tmp_path / 'shims'}:/usr/bin:/bin"
+    assert os.environ["PATH"] != path
+    for session in ("zen-p1", "zen-p2"):                    # the first start on a server, and a later one
+        info = tmux.start_pane(session, tmp_path, ["sleep", "30"], {"PATH": path, "FOO": "1"}, tmp_path / "p.log")
+        wait_until(lambda i=info: Path(f"/proc/{i.pid}/cmdline").read_bytes() == b"sleep\x0030\x00",
+                   message="the agent exec'd")
+        assert f"PATH={path}".encode() in environ_of(info.pid) and b"FOO=1" in environ_of(info.pid)
+
+
 def test_later_starts_are_one_client_call_and_still_unset_the_servers_environment(
         tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     start(tmux, tmp_path, "zen-first", "sleep 30")

@@ -75,6 +75,9 @@ set -g status-left-length 20
 _PANE_OWNED = frozenset({"TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
                          "COLUMNS", "LINES", "SHLVL", "_", "OLDPWD", "PWD"})
 PLACEHOLDER = ["sleep", "2147483647"]
+# What tmux 3.3a sets in a new pane's environment over the -e of new-session and respawn-pane: the
+# PATH of the tmux client that asked (zen itself), so the agent's `env` sets these itself
+_CLIENT_OWNED = frozenset({"PATH"})
 # the pane option that says which job attempt's agent a pane runs (start_pane's `mark`)
 MARK_OPTION = "@zen_attempt"
 # the pane option where the exit wrapper leaves the agent's status when it cannot write its file
@@ -317,18 +320,20 @@ class Tmux:
     def _agent_chain(target: str, cwd: Path, wanted: dict[str, str], global_names: set[str], argv: list[str],
                      exit_path: Path | None, mark: str | None) -> list[list[str]]:
         """respawn-pane of the agent into `target` (unsetting the server's global names it must
-        not see), its mark, and a display-message of the pane's facts."""
+        not see, setting the _CLIENT_OWNED ones), its mark, and a display-message of the pane's facts."""
         cmd = ["env"]
         for name in sorted(global_names - set(wanted) - _PANE_OWNED):
             cmd += ["-u", name]
         # `env` execs the agent, so the pane's process is the agent itself, with the exact argv
         cmd.append("--")
+        cmd += [f"{k}={v}" for k, v in sorted(wanted.items()) if k in _CLIENT_OWNED]
         if exit_path is not None:
             cmd += ["sh", "-c", EXIT_WRAPPER, str(exit_path)]
         cmd += argv
         env_args: list[str] = []
         for k, v in sorted(wanted.items()):
-            env_args += ["-e", f"{k}={v}"]
+            if k not in _CLIENT_OWNED:
+                env_args += ["-e", f"{k}={v}"]
         marking = [["set-option", "-p", "-t", target, MARK_OPTION, mark]] if mark is not None else []
         return [["respawn-pane", "-k", "-t", target, "-c", str(cwd), *env_args, *cmd], *marking,
                 ["display-message", "-p", "-t", target, PANE_FORMAT]]
