@@ -21,8 +21,17 @@ Facts this relies on (measured on tmux 3.3a, reference/agents.md section 6, flee
 - A pane started with several argv words is exec'd directly (no shell); one word goes via `sh -c`.
 - An argument that ends in ';' is a command separator to tmux unless escaped as '\\;'; a chain
   stops at the first command that fails.
-- pipe-pane survives respawn-pane, so a session is created holding a placeholder, its output is
-  piped to the log, and only then is the agent respawned into it: no early output is lost.
+- tmux runs the commands of one client call in one pass of its command queue, before its event
+  loop reads any pane's output or reaps any child: a new-session that starts the agent itself,
+  followed in the same call by pipe-pane, the pane's mark and remain-on-exit, loses none of an
+  agent's early output or its exit status (tests/adapters/test_tmux_fast.py holds it to that
+  with agents that print and exit at once).
+- pipe-pane survives respawn-pane, so the first start on a server (which must learn the global
+  environment's names before the agent can start) creates the session holding a placeholder,
+  pipes its output to the log, and only then respawns the agent into it.
+- new-session -e sets the SESSION's environment (which every later window in it inherits), not
+  only its command's, so start_pane unsets those names there again in the same call; and both
+  new-session and respawn-pane give the pane the tmux client's own PATH over their -e PATH.
 - A dead pane kept by remain-on-exit keeps its pipe-pane open (the log's writer does not end), so
   a death changes no file by itself; the server's `pane-died` hook touches a file instead
   (`died_file`), which is how the supervisor hears of a death without listing panes.
@@ -267,10 +276,15 @@ class Tmux:
 
         The agent must not see the server's global environment (the environment of whichever
         process started the server), so its pane unsets those names. Their list is learnt with
-        the first start on a server (two client calls: the session, then the agent) and kept for
-        that server (its socket's inode); later starts are one client call, which reads the list
-        again, and a name that has appeared since (someone's `set-environment -g`) gets the agent
-        killed and started again without it before anything else happens.
+        the first start on a server and kept for that server (its socket's inode). That first
+        start is two client calls: the session on a placeholder (output piped, names read), then
+        the agent respawned into its pane; so is a start that finds a session of that name (left
+        by a launch cut short: it is killed and replaced) and every start with the crash point
+        `tmux.session` armed. Later starts are one client call whose new-session runs the agent
+        itself (no placeholder), which also reads the list again: a name that has appeared since
+        (someone's `set-environment -g`) gets the agent killed and respawned without it before
+        anything else happens. Either way the session's own environment is left as tmux made it:
+        a window a person opens in the session does not get the agent's variables.
         """
         if not argv:
             raise TmuxError("the agent command is empty")
@@ -278,28 +292,11 @@ class Tmux:
         log_path.touch(exist_ok=True)
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
         known = self._known_env_names()
-        if known is not None:
-            if exit_path is not None:
-                exit_path.unlink(missing_ok=True)
-            target = f"={session}:"
-            r = self.run_chain(*self._session_chain(session, cwd, log_path, window),
-                               *self._agent_chain(target, cwd, wanted, known, argv, exit_path, mark),
-                               ["show-environment", "-g"], check=False)
-            if r.returncode == 0 and len(r.stdout) >= 2 and r.stdout[0].strip().startswith("%"):
-                names = _env_names(r.stdout[2:])
-                self._remember_env(names)
-                if not (names - known - set(wanted) - _PANE_OWNED):
-                    return self._started(session, r.stdout[1])
-                log.warning("tmux server %s has new global environment names; restarting the agent of %s "
-                            "without them", self.socket, session)
-                info = PaneInfo.parse(r.stdout[1])
-                if info is not None:
-                    signal_pane(info, signal.SIGKILL)
-                if exit_path is not None:
-                    exit_path.unlink(missing_ok=True)
-                r = self.run_chain(*self._agent_chain(r.stdout[0].strip(), cwd, wanted, names, argv, exit_path, mark))
-                return self._started(session, r.stdout[0] if r.stdout else "")
-            # a session of that name already there (a launch cut short), or a failure: the slow way
+        if known is not None and (info := self._start_known(session, cwd, argv, wanted, known, log_path,
+                                                            exit_path, window, mark)) is not None:
+            return info
+        # the first start on this server, a session of that name already there (a launch cut
+        # short), or another failure: the slow way
         pane_id, global_names = self._new_session(session, cwd, log_path, window)
         self._remember_env(global_names)
         crash_point("tmux.session")
@@ -307,6 +304,36 @@ class Tmux:
             exit_path.unlink(missing_ok=True)  # after any replaced session is gone
         # the agent into the placeholder's pane, and that pane's facts, in one client call
         r = self.run_chain(*self._agent_chain(pane_id, cwd, wanted, global_names, argv, exit_path, mark))
+        return self._started(session, r.stdout[0] if r.stdout else "")
+
+    def _start_known(self, session: str, cwd: Path, argv: list[str], wanted: dict[str, str], known: set[str],
+                     log_path: Path, exit_path: Path | None, window: str | None, mark: str | None) -> PaneInfo | None:
+        """start_pane in one client call, the server's global names being known: new-session runs
+        the agent itself (no placeholder to fork, then kill). None when the chain failed."""
+        if exit_path is not None:
+            exit_path.unlink(missing_ok=True)
+        target = f"={session}:"
+        env_args, cmd = self._agent_command(wanted, known, argv, exit_path)
+        # new-session -e puts the names in the session's environment, not only the agent's: unset
+        # them there, so a window a user opens in the session gets the server's environment (as
+        # after respawn-pane -e), not the agent's ZEN_JOB_ID and keys; the agent keeps its copy
+        unset = [["set-environment", "-t", f"={session}", "-u", k] for k in sorted(set(wanted) - _CLIENT_OWNED)]
+        r = self.run_chain(*self._session_chain(session, cwd, log_path, window, env_args, cmd), *unset,
+                           *self._mark_and_facts(target, mark), ["show-environment", "-g"], check=False)
+        if r.returncode != 0 or len(r.stdout) < 2 or not r.stdout[0].strip().startswith("%"):
+            return None
+        names = _env_names(r.stdout[2:])
+        self._remember_env(names)
+        if not (names - known - set(wanted) - _PANE_OWNED):
+            return self._started(session, r.stdout[1])
+        log.warning("tmux server %s has new global environment names; restarting the agent of %s without them",
+                    self.socket, session)
+        info = PaneInfo.parse(r.stdout[1])
+        if info is not None:
+            signal_pane(info, signal.SIGKILL)
+        if exit_path is not None:
+            exit_path.unlink(missing_ok=True)
+        r = self.run_chain(*self._agent_chain(r.stdout[0].strip(), cwd, wanted, names, argv, exit_path, mark))
         return self._started(session, r.stdout[0] if r.stdout else "")
 
     @staticmethod
@@ -317,10 +344,11 @@ class Tmux:
         return info
 
     @staticmethod
-    def _agent_chain(target: str, cwd: Path, wanted: dict[str, str], global_names: set[str], argv: list[str],
-                     exit_path: Path | None, mark: str | None) -> list[list[str]]:
-        """respawn-pane of the agent into `target` (unsetting the server's global names it must
-        not see, setting the _CLIENT_OWNED ones), its mark, and a display-message of the pane's facts."""
+    def _agent_command(wanted: dict[str, str], global_names: set[str], argv: list[str],
+                       exit_path: Path | None) -> tuple[list[str], list[str]]:
+        """The `-e NAME=VALUE` flags and the command line of the agent: `env` unsetting the
+        server's global names it must not see and setting the _CLIENT_OWNED ones, then the exit
+        wrapper (with `exit_path`), then argv."""
         cmd = ["env"]
         for name in sorted(global_names - set(wanted) - _PANE_OWNED):
             cmd += ["-u", name]
@@ -334,9 +362,21 @@ class Tmux:
         for k, v in sorted(wanted.items()):
             if k not in _CLIENT_OWNED:
                 env_args += ["-e", f"{k}={v}"]
+        return env_args, cmd
+
+    @staticmethod
+    def _mark_and_facts(target: str, mark: str | None) -> list[list[str]]:
+        """The pane's mark (when there is one) and a display-message of its facts."""
         marking = [["set-option", "-p", "-t", target, MARK_OPTION, mark]] if mark is not None else []
-        return [["respawn-pane", "-k", "-t", target, "-c", str(cwd), *env_args, *cmd], *marking,
-                ["display-message", "-p", "-t", target, PANE_FORMAT]]
+        return [*marking, ["display-message", "-p", "-t", target, PANE_FORMAT]]
+
+    def _agent_chain(self, target: str, cwd: Path, wanted: dict[str, str], global_names: set[str],
+                     argv: list[str], exit_path: Path | None, mark: str | None) -> list[list[str]]:
+        """respawn-pane -k of the agent into `target` (over a placeholder, or over an agent that
+        must start again without a name), its mark, and a display-message of the pane's facts."""
+        env_args, cmd = self._agent_command(wanted, global_names, argv, exit_path)
+        return [["respawn-pane", "-k", "-t", target, "-c", str(cwd), *env_args, *cmd],
+                *self._mark_and_facts(target, mark)]
 
     def _socket_key(self) -> int | None:
         try:
@@ -356,12 +396,18 @@ class Tmux:
     def _remember_env(self, names: set[str]) -> None:
         self._global_env = (self._socket_key(), set(names))
 
-    def _session_chain(self, session: str, cwd: Path, log_path: Path, window: str | None) -> tuple[list[str], ...]:
+    def _session_chain(self, session: str, cwd: Path, log_path: Path, window: str | None,
+                       env_args: list[str] | None = None, cmd: list[str] | None = None) -> tuple[list[str], ...]:
+        """new-session running `cmd` (with `env_args`, the `-e` flags), PLACEHOLDER without one,
+        then what must hold before tmux's event loop reads its first byte or reaps it: the
+        window's fixed size, remain-on-exit, the died hook and the pipe to the log. tmux runs a
+        client's whole command list in one pass of its queue, before that loop runs again."""
         return (
             # a window named after the job (-n also turns automatic-rename off): attached, it
             # reads `fix-login`, not the `sh` of the exit wrapper
             ["new-session", "-d", "-s", session, *(["-n", window] if window else []), "-c", str(cwd),
-             "-x", str(WIDTH), "-y", str(HEIGHT), "-P", "-F", "#{pane_id}", *PLACEHOLDER],
+             "-x", str(WIDTH), "-y", str(HEIGHT), "-P", "-F", "#{pane_id}", *(env_args or []),
+             *(cmd or PLACEHOLDER)],
             # sets window-size manual on this window, at this size, whoever attached before
             ["resize-window", "-t", f"={session}:", "-x", str(WIDTH), "-y", str(HEIGHT)],
             ["set-option", "-g", "remain-on-exit", "on"],
