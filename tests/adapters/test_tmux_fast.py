@@ -125,3 +125,23 @@ def test_a_name_set_globally_after_the_names_were_learnt_restarts_the_agent_with
     assert fmt(tmux.socket, info.pane_id, "#{@zen_attempt}") == "job-late:1"
     assert not exit_file.exists()          # the killed first agent's wrapper wrote nothing
     wait_until(lambda: b"started" in (tmp_path / "late.log").read_bytes(), message="the agent's output logged")
+
+
+def test_a_global_value_changed_after_it_was_learnt_never_reaches_an_agent(
+        tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an agent whose variable the server's global environment holds with the same value gets it
+    # from there; when someone changed it since, the agent starts again with its own value
+    monkeypatch.setenv("SHARED_TOKEN", "mine")      # the first client starts the server with it
+    env = dict(os.environ)
+    tmux.start_pane("zen-first", tmp_path, ["sleep", "30"], env, tmp_path / "1.log")
+    inherited = tmux.start_pane("zen-same", tmp_path, ["sleep", "30"], env, tmp_path / "2.log")
+    tm(tmux.socket, "set-environment", "-g", "SHARED_TOKEN", "someone-elses")
+    info = tmux.start_pane("zen-changed", tmp_path, ["sleep", "30"], env, tmp_path / "3.log", mark="job-c:1")
+    for started in (inherited, info):
+        wait_until(lambda s=started: Path(f"/proc/{s.pid}/cmdline").read_bytes() == b"sleep\x0030\x00",  # type: ignore[misc]
+                   message="the agent exec'd")
+    assert environ_of(inherited.pid)["SHARED_TOKEN"] == "mine"
+    now = tmux.pane("zen-changed")
+    assert now is not None and now.pid == info.pid and not now.dead
+    assert environ_of(info.pid)["SHARED_TOKEN"] == "mine"
+    assert fmt(tmux.socket, info.pane_id, "#{@zen_attempt}") == "job-c:1"

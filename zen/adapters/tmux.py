@@ -87,6 +87,10 @@ PLACEHOLDER = ["sleep", "2147483647"]
 # What tmux 3.3a sets in a new pane's environment over the -e of new-session and respawn-pane: the
 # PATH of the tmux client that asked (zen itself), so the agent's `env` sets these itself
 _CLIENT_OWNED = frozenset({"PATH"})
+# What new-session copies from the client into the session's environment (tmux's default
+# update-environment), over the server's global values
+_SESSION_SET = frozenset({"DISPLAY", "KRB5CCNAME", "SSH_ASKPASS", "SSH_AUTH_SOCK", "SSH_AGENT_PID",
+                          "SSH_CONNECTION", "WINDOWID", "XAUTHORITY"})
 # the pane option that says which job attempt's agent a pane runs (start_pane's `mark`)
 MARK_OPTION = "@zen_attempt"
 # the pane option where the exit wrapper leaves the agent's status when it cannot write its file
@@ -151,9 +155,14 @@ def _int(text: str) -> int | None:
         return None
 
 
-def _env_names(lines: list[str]) -> set[str]:
-    """The names in `show-environment -g` output (`NAME=value`, or `-NAME` for a removed one)."""
-    return {n for line in lines if (n := line.lstrip("-").split("=", 1)[0])}
+def _env_values(lines: list[str]) -> dict[str, str | None]:
+    """`show-environment -g` output by name: its value, None for a removed one (`-NAME`)."""
+    out: dict[str, str | None] = {}
+    for line in lines:
+        name, eq, value = line.partition("=")
+        if name.lstrip("-"):
+            out[name.lstrip("-")] = value if eq and not name.startswith("-") else None
+    return out
 
 
 def _first_line(r: tmux_cmd) -> str:
@@ -182,7 +191,8 @@ class Tmux:
         self.socket = socket
         self.conf = conf
         self.died_file = died_file    # touched by the server whenever a pane dies
-        self._global_env: tuple[int | None, set[str]] | None = None   # (socket inode, names): start_pane
+        # (socket inode, global environment by name): start_pane
+        self._global_env: tuple[int | None, dict[str, str | None]] | None = None
         # resolved once: libtmux would otherwise search $PATH on every call
         self.server = libtmux.Server(socket_name=socket, config_file=str(conf), tmux_bin=shutil.which("tmux"))
 
@@ -275,16 +285,18 @@ class Tmux:
         client call starts the agent and sets the mark, so a marked pane is always an agent.
 
         The agent must not see the server's global environment (the environment of whichever
-        process started the server), so its pane unsets those names. Their list is learnt with
-        the first start on a server and kept for that server (its socket's inode). That first
-        start is two client calls: the session on a placeholder (output piped, names read), then
-        the agent respawned into its pane; so is a start that finds a session of that name (left
-        by a launch cut short: it is killed and replaced) and every start with the crash point
-        `tmux.session` armed. Later starts are one client call whose new-session runs the agent
-        itself (no placeholder), which also reads the list again: a name that has appeared since
-        (someone's `set-environment -g`) gets the agent killed and respawned without it before
-        anything else happens. Either way the session's own environment is left as tmux made it:
-        a window a person opens in the session does not get the agent's variables.
+        process started the server), so its pane unsets those names. That environment is learnt
+        with the first start on a server and kept for that server (its socket's inode). The first
+        start is two client calls: the session on a placeholder (output piped, environment read),
+        then the agent respawned into its pane; so is a start that finds a session of that name
+        (left by a launch cut short: it is killed and replaced) and every start with the crash
+        point `tmux.session` armed. Later starts are one client call whose new-session runs the
+        agent itself (no placeholder), with -e only for what the global environment does not
+        already hold, and which reads the global environment again in the same pass of tmux's
+        queue: a name that has appeared since, or a value the agent took from there that has
+        changed (someone's `set-environment -g`), gets the agent killed and respawned with
+        exactly `env` before anything else happens. Either way the session's own environment is
+        left as tmux made it: a window a person opens in the session gets none of the agent's.
         """
         if not argv:
             raise TmuxError("the agent command is empty")
@@ -303,30 +315,37 @@ class Tmux:
         if exit_path is not None:
             exit_path.unlink(missing_ok=True)  # after any replaced session is gone
         # the agent into the placeholder's pane, and that pane's facts, in one client call
-        r = self.run_chain(*self._agent_chain(pane_id, cwd, wanted, global_names, argv, exit_path, mark))
+        r = self.run_chain(*self._agent_chain(pane_id, cwd, wanted, set(global_names), argv, exit_path, mark))
         return self._started(session, r.stdout[0] if r.stdout else "")
 
-    def _start_known(self, session: str, cwd: Path, argv: list[str], wanted: dict[str, str], known: set[str],
-                     log_path: Path, exit_path: Path | None, window: str | None, mark: str | None) -> PaneInfo | None:
-        """start_pane in one client call, the server's global names being known: new-session runs
-        the agent itself (no placeholder to fork, then kill). None when the chain failed."""
+    def _start_known(self, session: str, cwd: Path, argv: list[str], wanted: dict[str, str],
+                     known: dict[str, str | None], log_path: Path, exit_path: Path | None, window: str | None,
+                     mark: str | None) -> PaneInfo | None:
+        """start_pane in one client call, the server's global environment being known: new-session
+        runs the agent itself (no placeholder to fork, then kill). None when the chain failed."""
         if exit_path is not None:
             exit_path.unlink(missing_ok=True)
         target = f"={session}:"
-        env_args, cmd = self._agent_command(wanted, known, argv, exit_path)
+        # a name the server's global environment already holds with the wanted value reaches the
+        # agent without -e; the show-environment -g below (same pass of tmux's queue as the
+        # agent's start, so exactly what it got) confirms that, or the agent starts again
+        inherited = frozenset(k for k, v in wanted.items() if known.get(k) == v) - _CLIENT_OWNED - _SESSION_SET
+        env_args, cmd = self._agent_command(wanted, set(known), argv, exit_path, inherited)
         # new-session -e puts the names in the session's environment, not only the agent's: unset
         # them there, so a window a user opens in the session gets the server's environment (as
         # after respawn-pane -e), not the agent's ZEN_JOB_ID and keys; the agent keeps its copy
-        unset = [["set-environment", "-t", f"={session}", "-u", k] for k in sorted(set(wanted) - _CLIENT_OWNED)]
+        unset = [["set-environment", "-t", f"={session}", "-u", k]
+                 for k in sorted(set(wanted) - inherited - _CLIENT_OWNED)]
         r = self.run_chain(*self._session_chain(session, cwd, log_path, window, env_args, cmd), *unset,
                            *self._mark_and_facts(target, mark), ["show-environment", "-g"], check=False)
         if r.returncode != 0 or len(r.stdout) < 2 or not r.stdout[0].strip().startswith("%"):
             return None
-        names = _env_names(r.stdout[2:])
-        self._remember_env(names)
-        if not (names - known - set(wanted) - _PANE_OWNED):
+        now = _env_values(r.stdout[2:])
+        self._remember_env(now)
+        names = set(now)
+        if not (names - set(known) - set(wanted) - _PANE_OWNED) and all(now.get(k) == wanted[k] for k in inherited):
             return self._started(session, r.stdout[1])
-        log.warning("tmux server %s has new global environment names; restarting the agent of %s without them",
+        log.warning("tmux server %s has a changed global environment; restarting the agent of %s without it",
                     self.socket, session)
         info = PaneInfo.parse(r.stdout[1])
         if info is not None:
@@ -344,11 +363,11 @@ class Tmux:
         return info
 
     @staticmethod
-    def _agent_command(wanted: dict[str, str], global_names: set[str], argv: list[str],
-                       exit_path: Path | None) -> tuple[list[str], list[str]]:
-        """The `-e NAME=VALUE` flags and the command line of the agent: `env` unsetting the
-        server's global names it must not see and setting the _CLIENT_OWNED ones, then the exit
-        wrapper (with `exit_path`), then argv."""
+    def _agent_command(wanted: dict[str, str], global_names: set[str], argv: list[str], exit_path: Path | None,
+                       inherited: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+        """The `-e NAME=VALUE` flags (none for the `inherited` names) and the command line of the
+        agent: `env` unsetting the server's global names it must not see and setting the
+        _CLIENT_OWNED ones, then the exit wrapper (with `exit_path`), then argv."""
         cmd = ["env"]
         for name in sorted(global_names - set(wanted) - _PANE_OWNED):
             cmd += ["-u", name]
@@ -360,7 +379,7 @@ class Tmux:
         cmd += argv
         env_args: list[str] = []
         for k, v in sorted(wanted.items()):
-            if k not in _CLIENT_OWNED:
+            if k not in _CLIENT_OWNED and k not in inherited:
                 env_args += ["-e", f"{k}={v}"]
         return env_args, cmd
 
@@ -385,16 +404,16 @@ class Tmux:
         except OSError:
             return None
 
-    def _known_env_names(self) -> set[str] | None:
-        """The server's global environment names learnt at an earlier start on this server, or
-        None (none yet, another server since, or a crash test of the two-call path)."""
+    def _known_env_names(self) -> dict[str, str | None] | None:
+        """The server's global environment (by name) learnt at an earlier start on this server,
+        or None (none yet, another server since, or a crash test of the two-call path)."""
         if self._global_env is None or os.environ.get(CRASH_ENV) == "tmux.session":
             return None
         key, names = self._global_env
         return names if key is not None and key == self._socket_key() else None
 
-    def _remember_env(self, names: set[str]) -> None:
-        self._global_env = (self._socket_key(), set(names))
+    def _remember_env(self, names: dict[str, str | None]) -> None:
+        self._global_env = (self._socket_key(), dict(names))
 
     def _session_chain(self, session: str, cwd: Path, log_path: Path, window: str | None,
                        env_args: list[str] | None = None, cmd: list[str] | None = None) -> tuple[list[str], ...]:
@@ -415,7 +434,8 @@ class Tmux:
             ["pipe-pane", "-t", f"={session}:", f"exec cat >> {shlex.quote(str(log_path)).replace('#', '##')}"],
         )
 
-    def _new_session(self, session: str, cwd: Path, log_path: Path, window: str | None = None) -> tuple[str, set[str]]:
+    def _new_session(self, session: str, cwd: Path, log_path: Path,
+                     window: str | None = None) -> tuple[str, dict[str, str | None]]:
         """The session on a placeholder, its window's size fixed (window-size manual), remain-on-exit
         made sure again (the server may predate this config, or a user changed it), the pane's
         output piped to the log before the agent exists, and the names in the server's global
@@ -435,7 +455,7 @@ class Tmux:
         pane_id = r.stdout[0].strip() if r.stdout else ""
         if not pane_id.startswith("%"):
             raise TmuxError(f"tmux did not report the new pane of session {session}")
-        return pane_id, _env_names(r.stdout[1:])
+        return pane_id, _env_values(r.stdout[1:])
 
     def _died_hook(self) -> list[list[str]]:
         """`set-hook -g pane-died` touching `died_file` (set with every new session, as
