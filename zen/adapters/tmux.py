@@ -438,8 +438,8 @@ class Tmux:
                      window: str | None = None) -> tuple[str, dict[str, str | None]]:
         """The session on a placeholder, its window's size fixed (window-size manual), remain-on-exit
         made sure again (the server may predate this config, or a user changed it), the pane's
-        output piped to the log before the agent exists, and the names in the server's global
-        environment. Returns (pane id, those names)."""
+        output piped to the log before the agent exists, and the server's global environment.
+        Returns (pane id, that environment by name)."""
         chain = (*self._session_chain(session, cwd, log_path, window), ["show-environment", "-g"])
         r = self.run_chain(*chain, check=False)
         if r.returncode != 0 and "duplicate session" in _first_line(r):
