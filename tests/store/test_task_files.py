@@ -5,6 +5,8 @@ the field (never a traceback, never pydantic's wording)."""
 from __future__ import annotations
 
 import io
+import random
+import string
 from typing import Any
 
 import pytest
@@ -131,3 +133,63 @@ def test_a_bad_field_is_named_with_the_reason(over: dict[str, Any], expect: str)
 def test_only_the_first_problem_is_reported() -> None:
     msg = _refusal(_text(priority=0, max_retries=99))
     assert msg.count(":") == 2 and msg.startswith("spool/new/t.yaml: priority:")
+
+
+# -- the written text over many shapes of task ----------------------------------------------------------
+
+# strings a YAML writer must quote (or must not), escape, fold or keep as they are
+AWKWARD = ["yes", "no", "on", "off", "null", "~", "Null", "true", "", " ", "  lead", "trail  ", "010", "0o17",
+           "0x1F", "1e3", "1_000", ".inf", ".nan", "30", "3.0", "+1", "-", "---", "...", "2026-12-01",
+           "2026-12-01T10:15:00Z", "12:30:00", "<<", "=", "a: b", "a #b", "#c", "&a", "*a", "!t", "%x", "@x",
+           "|", ">", "[x]", "{x}", "'q'", '"dq"', "back\\slash", "C:\\U0001F389", "tab\there", "ünïcode ✓ 日本語",
+           "emoji 🎉", "\u0085nel", "\u2028ls", "bell\x07", "\ufeffbom", "a\nb", "a\n", "\n\nx\n\n",
+           "line \nwith a trailing space\n", "   indented\n  lines\n", "a\r\nb", "x" * 300, ("word " * 60).strip(),
+           "word: " * 40, "a - b " * 40, "a -" * 50 + " z", "ends with a colon:", "emoji 🎉 and\x07 a bell " * 9]
+
+
+def _shaped(r: random.Random) -> Task:
+    def text() -> str:
+        if r.random() < 0.6:
+            return r.choice(AWKWARD)
+        return "".join(r.choice(string.printable + "üñ日✓🎉:-#' \"\n\t\x85") for _ in range(r.randint(1, 300)))
+
+    fields: dict[str, Any] = {
+        "prompt": "p " + text(), "domain": r.choice([None, text()]),
+        "timeout": r.choice(["30m", "30", 90, 1.5]), "depends_on": [text() for _ in range(r.randint(0, 3))],
+        "parent": r.choice([None, "20261201T101400Z-lead-0001"]), "created_by": text() or "human"}
+    if r.random() < 0.5:
+        fields.update(agent="cmd", command=[text() for _ in range(r.randint(1, 3))])
+    if r.random() < 0.5:
+        fields["script"] = [{text(): r.choice([None, 1, 2.5, True, text(), [None, text()], {"k": None}, [[None]]])}
+                            for _ in range(r.randint(1, 3))]
+    if r.random() < 0.3:
+        fields.update(model="claude-sonnet", max_tokens=4000, executor={"kind": "ray", "address": None})
+    return _task(**fields)
+
+
+def test_every_shape_of_task_reads_back_exactly_and_no_line_ends_in_a_space() -> None:
+    r = random.Random(12)
+    for _ in range(300):
+        t = _shaped(r)
+        text = dump_task(t)
+        assert load_task_text(text, "task.yaml") == t, text
+        assert not [line for line in text.splitlines() if line.endswith(" ")], text
+
+
+def test_none_is_an_empty_value_and_text_stays_as_typed() -> None:
+    t = _task(prompt="Fix it 🎉 ünï", script=[{"say": None}, {"wait": [None]}], domain=None)
+    text = dump_task(t)
+    assert "\nrepo:\n" in text and "\ndomain:\n" in text and "\n- say:\n- wait:\n  -\n" in text
+    assert "prompt: Fix it 🎉 ünï\n" in text          # neither \U0001F389 nor \xFC escapes
+    assert "\ntimeout: 30m\n" in text and "created_at: '2026-12-01T10:15:00.000Z'\n" in text
+
+
+def test_a_multiline_prompt_is_one_double_quoted_scalar() -> None:
+    text = dump_task(_task(prompt="Fix the login form.\nIt breaks on submit.\n"))
+    assert 'prompt: "Fix the login form.\\nIt breaks on submit.\\n"\n' in text
+
+
+def test_characters_the_old_writer_broke_now_read_back() -> None:
+    # the round-trip dumper wrote U+0085 raw, which a loader reads as a line break
+    for odd in ("\u0085nel", "a\u2028b", "🎉\u0085"):
+        assert load_task_text(dump_task(_task(domain=odd)), "task.yaml").domain == odd

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -35,17 +36,75 @@ def _yaml() -> Any:
     return YAML
 
 
-def dump_task(task: Task) -> str:
-    YAML = _yaml()
+_OPTIONAL = ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget")  # written only when set
+# `key: ` / `- ` ending a line: an empty scalar, which only a None can be (a plain scalar never
+# ends in a space, a folded quoted one breaks after a non-space), written `key:` as by hand
+_EMPTY_TAIL = re.compile(r"([:-]) $", re.M)
+_TRAILING = re.compile(r" +$", re.M)
+_DUMPER: list[Any] = []
 
-    y = YAML()
+
+def _task_yaml(pure: bool = False) -> Any:
+    """A safe YAML writer on ruamel's C emitter (ruamel.yaml.clib; the pure one where it is
+    missing or asked for), as readable as the round-trip dumper it replaces (3x slower): fields
+    in the model's order, unicode as is, block style, None as an empty value (`repo:`), a
+    multi-line string double-quoted with its line breaks escaped."""
+    if not _DUMPER:
+        YAML = _yaml()
+        from ruamel.yaml.representer import SafeRepresenter
+
+        class TaskRepresenter(SafeRepresenter):
+            pass
+
+        def none(rep: Any, _: None) -> Any:
+            return rep.represent_scalar("tag:yaml.org,2002:null", "")
+
+        def text(rep: Any, data: str) -> Any:
+            return rep.represent_scalar("tag:yaml.org,2002:str", data, style='"' if "\n" in data else None)
+
+        TaskRepresenter.add_representer(type(None), none)
+        TaskRepresenter.add_representer(str, text)
+        _DUMPER.append((YAML, TaskRepresenter))
+    YAML, representer = _DUMPER[0]
+    y = YAML(typ="safe", pure=pure)   # one per dump: a YAML object keeps its emitter between calls
+    y.Representer = representer
+    y.sort_base_mapping_type_on_output = False
+    y.allow_unicode = True
     y.default_flow_style = False
+    return y
+
+
+def dump_task(task: Task) -> str:
+    return _task_text(task)[0]
+
+
+def _task_text(task: Task) -> tuple[str, dict[str, Any]]:
+    """task.yaml's text, and the plain data it holds (what reading that text gives back)."""
     data = task.model_dump(mode="json", exclude_none=False)
-    for optional in ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget"):  # written only when set
+    for optional in _OPTIONAL:
         if data.get(optional) is None:
             data.pop(optional, None)
+    text = _EMPTY_TAIL.sub(r"\1", _dump(data))
+    if "\\U" in text:
+        # libyaml escapes every character beyond the BMP (an emoji becomes \U0001F389); the pure
+        # emitter writes them as they are, but it slips (a raw U+0085, a fold after an escape, text
+        # no parser reads): its text, trailing spaces cut, is taken when it reads back
+        readable = _TRAILING.sub("", _dump(data, pure=True))
+        if _reads_as(readable, data):
+            text = readable
+    return text, data
+
+
+def _reads_as(text: str, data: dict[str, Any]) -> bool:
+    try:
+        return bool(_yaml()(typ="safe").load(text) == data)
+    except Exception:   # the pure emitter can even write what no parser reads
+        return False
+
+
+def _dump(data: dict[str, Any], pure: bool = False) -> str:
     buf = StringIO()
-    y.dump(data, buf)
+    _task_yaml(pure).dump(data, buf)
     return buf.getvalue()
 
 
