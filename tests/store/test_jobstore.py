@@ -4,6 +4,7 @@ trusted), and finished jobs land in jobs/.index.json."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -11,9 +12,9 @@ import pytest
 
 from zen.core.model import Task
 from zen.errors import NotFound
-from zen.store import index
+from zen.store import index, jobs
 from zen.store.home import init_home
-from zen.store.jobs import JobStore, dump_task
+from zen.store.jobs import JobStore, dump_task, load_task_text
 from zen.store.layout import EVENTS, STATE, TASK, Home
 
 
@@ -71,6 +72,41 @@ def test_create_never_rewrites_a_task_yaml(js: JobStore) -> None:
     first = _task(prompt="the first prompt")
     js.create(first)
     js.create(_task(prompt="a different prompt"))
+    assert js.task(first.id).prompt == "the first prompt"
+
+
+def _fresh_read(js: JobStore, job_id: str) -> Task:
+    jobs._TASKS.clear()
+    return js.task(job_id)
+
+
+def test_the_task_create_keeps_is_what_reading_its_file_gives(js: JobStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a spool file's YAML gives a script a date and an int-looking timeout; task.yaml holds text
+    spooled = load_task_text(
+        "id: 20261201T000000Z-fix-0001\nname: fix\nprompt: \"Fix it \U0001F389\\n\"\nlane: app\ntimeout: 90\n"
+        "created_at: '2026-12-01T00:00:00.000Z'\nscript:\n- {say: hi, when: 2026-12-01, n: ~}\n", "spool")
+    assert spooled.script is not None and spooled.script[0]["when"] == datetime.date(2026, 12, 1)
+    with monkeypatch.context() as m:
+        m.setattr(jobs, "load_task_text", _no_parse)
+        assert js.create(spooled) is True
+        kept = js.task(spooled.id)                # no YAML parsed: the task create wrote
+    read = _fresh_read(js, spooled.id)
+    assert kept == read and kept.model_dump() == read.model_dump()
+    assert kept.script == [{"say": "hi", "when": "2026-12-01", "n": None}] and kept.prompt == "Fix it 🎉\n"
+    assert type(kept.timeout) is type(read.timeout)
+
+
+def _no_parse(text: str, source: str) -> Task:
+    raise AssertionError(f"{source} parsed again")
+
+
+def test_a_task_yaml_already_there_is_what_task_gives_not_the_one_create_was_handed(js: JobStore) -> None:
+    first = _task(prompt="the first prompt")
+    d = js.dir(first.id)
+    d.mkdir(parents=True)
+    (d / TASK).write_text(dump_task(first))       # a crash came before any event
+    jobs._TASKS.clear()
+    assert js.create(_task(prompt="a different prompt")) is True
     assert js.task(first.id).prompt == "the first prompt"
 
 

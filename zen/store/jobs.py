@@ -137,6 +137,12 @@ def describe_validation(exc: Any) -> str:
 _TASKS: dict[str, Task] = {}
 
 
+def _remember(path: Path, task: Task) -> None:
+    if len(_TASKS) > 4096:
+        _TASKS.clear()
+    _TASKS[str(path)] = task
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -175,7 +181,11 @@ class JobStore:
         """
         d = self.dir(task.id)
         d.mkdir(parents=True, exist_ok=True)
-        create_exclusive(d / TASK, dump_task(task))
+        text, data = _task_text(task)
+        if create_exclusive(d / TASK, text):
+            # what task() would parse from the file just written (its data, validated again: a
+            # date the spool's YAML gave the script is a string there), so the start reads no YAML
+            _remember(d / TASK, Task.model_validate(data))
         crash_point("intake.task_written")
         with flocked(d / EVENTS_LOCK):
             seq, _ = ev_store.last_seq(d / EVENTS)
@@ -206,9 +216,7 @@ class JobStore:
         except FileNotFoundError:
             raise NotFound(f"job {job_id} has no record") from None
         task = load_task_text(text, str(path))
-        if len(_TASKS) > 4096:
-            _TASKS.clear()
-        _TASKS[str(path)] = task
+        _remember(path, task)
         return task
 
     def events(self, job_id: str) -> list[dict[str, Any]]:
