@@ -45,7 +45,14 @@ _POLICY_CACHE: dict[tuple[object, ...], Any] = {}
 
 
 def load_policy(home: Home) -> Any:
-    """policy/autonomy.yaml (a fresh copy; parsed again only when the file changed)."""
+    """policy/autonomy.yaml as a fresh copy, to change and write back (`set_level`)."""
+    return copy.deepcopy(read_policy(home))
+
+
+def read_policy(home: Home) -> Any:
+    """policy/autonomy.yaml, parsed again only when the file changed, and shared: for reading
+    only (the supervisor asks per start; a deep copy of the comment-keeping map costs more than
+    the whole lookup)."""
     path = home.autonomy_policy
     try:
         st = path.stat()
@@ -53,11 +60,11 @@ def load_policy(home: Home) -> Any:
     except OSError:
         key = None
     if key is not None and key in _POLICY_CACHE:
-        return copy.deepcopy(_POLICY_CACHE[key])
+        return _POLICY_CACHE[key]
     data = _parse_policy(home, path)
     if key is not None:
         _POLICY_CACHE.clear()
-        _POLICY_CACHE[key] = copy.deepcopy(data)
+        _POLICY_CACHE[key] = data
     return data
 
 
@@ -86,7 +93,7 @@ def domain_level(home: Home, domain: str | None) -> Level | None:
     """A domain's own level (no kill switch), or None when policy/autonomy.yaml cannot be read;
     callers choose their safe default (preflight reports the broken file)."""
     try:
-        return level_of(load_policy(home), domain or "code")
+        return level_of(read_policy(home), domain or "code")
     except ZenError:
         return None
 
@@ -156,7 +163,7 @@ def incidents_since(home: Home, domain: str, since_ts: str | None) -> int:
 
 
 def progress(home: Home, domain: str) -> rules.Progress:
-    policy = load_policy(home)
+    policy = read_policy(home)
     level = level_of(policy, domain)
     records = read_evidence(home, domain)
     thresholds = dict(policy.get("thresholds") or {})
@@ -176,7 +183,7 @@ class DomainView:
 
 
 def show(home: Home) -> list[DomainView]:
-    policy = load_policy(home)
+    policy = read_policy(home)
     killed = home.kill_file.exists()
     out = []
     for domain in domains(home, policy):
@@ -203,7 +210,7 @@ def promote(home: Home, domain: str, *, override: bool = False, reason: str | No
 
 
 def demote(home: Home, domain: str, reason: str) -> Level:
-    policy = load_policy(home)
+    policy = read_policy(home)
     level = level_of(policy, domain)
     new = rules.demoted(level)
     record_evidence(home, domain, "demoted", frm=level.label, to=new.label, reason=reason)
@@ -243,7 +250,7 @@ def verdict(home: Home, job_id: str, *, accepted: bool, correction: str | None =
             raise ZenError(f"job {job_id} already has a verdict ({ev['type'].split('.')[1]})")
     task = store.task(job_id)
     domain = task.domain or snap.domain or "code"
-    level = level_of(load_policy(home), domain)
+    level = level_of(read_policy(home), domain)
     kind = "accepted" if accepted else "corrected"
     fields: dict[str, Any] = {"job": job_id, "level": level.label, "branch": snap.review_branch,
                               "commit": snap.harvest_commit}

@@ -21,7 +21,7 @@ from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
 from zen.core.sizes import format_size
 from zen.guard.policy import integrations, load_policy_errors
-from zen.orchestration.autonomy import level_of, load_policy, read_evidence
+from zen.orchestration.autonomy import level_of, read_evidence, read_policy
 from zen.orchestration.incidents import check, valid
 from zen.orchestration.query import pending_tasks
 from zen.orchestration.remote.lanes import checks as remote_checks
@@ -131,7 +131,7 @@ def _policy(home: Home, report: Report) -> None:
         else:
             report.add("guardian policy", PASS, "policy/guardian.yaml and incident rules compile")
     try:
-        policy = load_policy(home)
+        policy = read_policy(home)
         for domain in (policy.get("domains") or {}):
             level_of(policy, str(domain))
         report.add("autonomy policy", PASS, "policy/autonomy.yaml parses")
@@ -279,7 +279,7 @@ def _heartbeat(home: Home, report: Report) -> None:
 def _autonomy(home: Home, report: Report) -> None:
     """A domain above `suggest` should have a recorded promotion or override behind it."""
     try:
-        policy = load_policy(home)
+        policy = read_policy(home)
         odd = []
         for domain in (policy.get("domains") or {}):
             level = level_of(policy, str(domain))

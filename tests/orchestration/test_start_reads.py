@@ -1,0 +1,68 @@
+"""What a start reads again and again (policy/autonomy.yaml per spawn) is kept parsed, and the
+next read after the file changed sees the change: a hand edit in place, zen's own rewrite, a
+broken edit. What one caller is handed to change never leaks into what the others read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from zen.core.model import Level
+from zen.errors import ZenError
+from zen.orchestration import autonomy
+from zen.store.home import init_home
+from zen.store.layout import Home
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    h, _ = init_home(tmp_path / "zh")
+    return h
+
+
+def test_a_hand_edit_of_the_autonomy_policy_is_seen_on_the_next_start(home: Home) -> None:
+    assert autonomy.domain_level(home, "infra") is Level.observe
+    path = home.autonomy_policy
+    before = path.stat()
+    path.write_text(path.read_text().replace("  infra: observe", "  infra: suggest"))  # in place, same inode
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1))  # even within one clock tick
+    assert autonomy.domain_level(home, "infra") is Level.suggest
+
+
+def test_an_edit_of_the_same_size_and_time_is_seen_when_the_file_was_replaced(home: Home) -> None:
+    assert autonomy.domain_level(home, "data") is Level.observe
+    path = home.autonomy_policy
+    st = path.stat()
+    new = path.with_name("autonomy.yaml.new")
+    new.write_text(path.read_text().replace("  data: observe", "  data: suggest"))
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert new.stat().st_size == st.st_size
+    os.replace(new, path)                     # an editor's save: a new inode
+    assert autonomy.domain_level(home, "data") is Level.suggest
+
+
+def test_zen_s_own_change_of_a_level_is_seen(home: Home) -> None:
+    assert autonomy.domain_level(home, "code") is Level.suggest
+    autonomy.set_level(home, "code", Level.act_and_report)
+    assert autonomy.domain_level(home, "code") is Level.act_and_report
+    assert "act-and-report" in home.autonomy_policy.read_text() and "# Levels, lowest first" in \
+        home.autonomy_policy.read_text()   # comments kept
+
+
+def test_a_broken_edit_is_never_answered_with_the_level_read_before(home: Home) -> None:
+    assert autonomy.domain_level(home, "code") is Level.suggest
+    home.autonomy_policy.write_text("domains: [unclosed\n")
+    assert autonomy.domain_level(home, "code") is None      # callers take their safe default
+    with pytest.raises(ZenError, match="is not valid YAML"):
+        autonomy.read_policy(home)
+
+
+def test_the_copy_handed_out_to_change_is_not_what_others_read(home: Home) -> None:
+    mine = autonomy.load_policy(home)
+    mine["domains"]["code"] = "autonomous"
+    mine["default_level"] = "autonomous"
+    assert autonomy.domain_level(home, "code") is Level.suggest
+    assert autonomy.domain_level(home, "elsewhere") is Level.suggest
+    assert autonomy.read_policy(home)["domains"]["code"] == "suggest"
