@@ -1,6 +1,7 @@
-"""What a start reads again and again (policy/autonomy.yaml per spawn) is kept parsed, and the
-next read after the file changed sees the change: a hand edit in place, zen's own rewrite, a
-broken edit. What one caller is handed to change never leaks into what the others read."""
+"""What a start reads again and again (policy/autonomy.yaml, the policy sources the preflight
+compiles) is kept parsed, and the next read after a file changed sees the change: a hand edit in
+place, zen's own rewrite, a broken edit, a new incident. What one caller is handed to change
+never leaks into what the others read."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from zen.core.model import Level
 from zen.errors import ZenError
-from zen.orchestration import autonomy
+from zen.orchestration import autonomy, preflight
+from zen.orchestration.preflight import FAIL, PASS
 from zen.store.home import init_home
 from zen.store.layout import Home
 
@@ -66,3 +68,32 @@ def test_the_copy_handed_out_to_change_is_not_what_others_read(home: Home) -> No
     assert autonomy.domain_level(home, "code") is Level.suggest
     assert autonomy.domain_level(home, "elsewhere") is Level.suggest
     assert autonomy.read_policy(home)["domains"]["code"] == "suggest"
+
+
+# a stand-in hook that decides as the guardian would on the preflight's two self-test commands
+GOOD_HOOK = ["sh", "-c", "grep -q 'rm -rf' && exit 2; exit 0"]
+
+
+def _guardian_check(home: Home) -> tuple[str, str]:
+    report = preflight.run(home, hook_argv=GOOD_HOOK)
+    return next((c.status, c.message) for c in report.checks if c.name == "guardian policy")
+
+
+def test_the_preflight_sees_a_policy_edit_on_the_next_run(home: Home) -> None:
+    assert _guardian_check(home)[0] == PASS
+    assert _guardian_check(home)[0] == PASS            # the compile kept, nothing changed
+    good = home.guardian_policy.read_text()
+    home.guardian_policy.write_text(good + "rules: [unclosed\n")
+    status, message = _guardian_check(home)
+    assert status == FAIL and "guardian.yaml" in message
+    home.guardian_policy.write_text(good)
+    assert _guardian_check(home)[0] == PASS
+
+
+def test_the_preflight_sees_a_new_incident_whose_rule_does_not_compile(home: Home) -> None:
+    assert _guardian_check(home)[0] == PASS
+    (home.incidents / "2026-12-01-bad.yaml").write_text(
+        "zen: 1\nid: 2026-12-01-bad\ntitle: bad\ndate: 2026-12-01\ndomain: code\nsummary: s\n"
+        "controls:\n  guardian_rules:\n  - {id: broken, match: {nonsense: 1}, decision: deny}\n")
+    status, message = _guardian_check(home)
+    assert status == FAIL and "2026-12-01-bad" in message

@@ -20,7 +20,7 @@ from zen.agents.unguarded import lane_check
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
 from zen.core.sizes import format_size
-from zen.guard.policy import integrations, load_policy_errors
+from zen.guard.policy import integrations, load_policy_errors, source_paths
 from zen.orchestration.autonomy import level_of, read_evidence, read_policy
 from zen.orchestration.incidents import check, valid
 from zen.orchestration.query import pending_tasks
@@ -125,7 +125,7 @@ def _policy(home: Home, report: Report) -> None:
         report.add("guardian policy", WARN, f"{path} is missing: only the built-in rules apply "
                    f"(zen init {home.root} restores the documented default)")
     else:
-        errors = load_policy_errors(home.root)
+        errors = _policy_errors(home)
         if errors:
             report.add("guardian policy", FAIL, f"{errors[0]} (the guardian denies everything until it is fixed)")
         else:
@@ -137,6 +137,27 @@ def _policy(home: Home, report: Report) -> None:
         report.add("autonomy policy", PASS, "policy/autonomy.yaml parses")
     except Exception as exc:
         report.add("autonomy policy", FAIL, str(exc))
+
+
+_POLICY_ERRORS: dict[tuple[Any, ...], list[str]] = {}
+
+
+def _policy_errors(home: Home) -> list[str]:
+    """The guardian's compile of every policy source (guardian.yaml, autonomy.yaml, incidents),
+    done again only when one of them changed: ~30 ms a time, and each spawn's preflight asks."""
+    key: list[Any] = [str(home.root)]
+    for p in source_paths(str(home.root)):
+        try:
+            st = os.stat(p)
+            key.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            key.append((p, None))
+    hit = _POLICY_ERRORS.get(tuple(key))
+    if hit is None:
+        hit = load_policy_errors(home.root)
+        _POLICY_ERRORS.clear()
+        _POLICY_ERRORS[tuple(key)] = hit
+    return list(hit)
 
 
 def _incidents(home: Home, report: Report) -> None:
