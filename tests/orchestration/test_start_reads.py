@@ -13,7 +13,7 @@ import pytest
 from zen.core.model import Level
 from zen.errors import ZenError
 from zen.orchestration import autonomy, preflight
-from zen.orchestration.preflight import FAIL, PASS
+from zen.orchestration.preflight import FAIL, PASS, WARN
 from zen.store.home import init_home
 from zen.store.layout import Home
 
@@ -97,3 +97,21 @@ def test_the_preflight_sees_a_new_incident_whose_rule_does_not_compile(home: Hom
         "controls:\n  guardian_rules:\n  - {id: broken, match: {nonsense: 1}, decision: deny}\n")
     status, message = _guardian_check(home)
     assert status == FAIL and "2026-12-01-bad" in message
+
+
+def _integrations_check(home: Home) -> tuple[str, str]:
+    report = preflight.run(home, hook_argv=GOOD_HOOK)
+    return next((c.status, c.message) for c in report.checks if c.name == "integrations")
+
+
+def test_the_preflight_sees_an_integration_added_to_the_policy(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STRIPE_API_KEY", raising=False)
+    assert _integrations_check(home) == (PASS, "0 integration gate(s) configured")
+    g = home.guardian_policy
+    g.write_text(g.read_text().replace("integrations: {}", "integrations:\n  stripe:\n"
+                                       "    base_url: https://api.stripe.com\n    methods: [GET]\n"
+                                       "    credential: {env: STRIPE_API_KEY}\n    auth: bearer\n"
+                                       "    category: payments\n"))
+    assert _integrations_check(home) == (WARN, "no credential in the environment for stripe")
+    monkeypatch.setenv("STRIPE_API_KEY", "sk_test")   # the environment is looked at every time
+    assert _integrations_check(home) == (PASS, "1 integration gate(s) configured")
