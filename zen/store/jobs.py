@@ -51,7 +51,7 @@ def _task_yaml(pure: bool = False) -> Any:
     multi-line string double-quoted with its line breaks escaped."""
     if not _DUMPER:
         YAML = _yaml()
-        from ruamel.yaml.representer import SafeRepresenter
+        from ruamel.yaml.representer import SafeRepresenter  # lazy like _yaml's: ruamel costs 30 ms
 
         class TaskRepresenter(SafeRepresenter):
             pass
