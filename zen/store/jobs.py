@@ -51,9 +51,8 @@ def _task_yaml(pure: bool = False) -> Any:
     multi-line string double-quoted with its line breaks escaped."""
     if not _DUMPER:
         YAML = _yaml()
-        from ruamel.yaml.representer import SafeRepresenter  # lazy like _yaml's: ruamel costs 30 ms
 
-        class TaskRepresenter(SafeRepresenter):
+        class TaskRepresenter(YAML(typ="safe").Representer):  # type: ignore[misc]  # SafeRepresenter
             pass
 
         def none(rep: Any, _: None) -> Any:
