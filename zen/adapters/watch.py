@@ -1,7 +1,14 @@
-"""A wake-up hint when something lands in spool/new (watchdog).
+"""File events through watchdog: a wake-up hint when something lands in spool/new (SpoolWatch),
+and the changes under job directories that the supervisor, its notifier and webhooks, the live
+views and the server react to (FileEvents).
 
 Events are hints only: the supervisor re-lists the directory on every wake-up and on every tick,
 so a missed, merged or spurious event costs at most one tick.
+
+One process has one watchdog observer, whatever number of users it has: the supervisor, its
+notifier and its webhook sender all follow jobs/. Each user of the same directory is one more
+handler of the same inotify watch (watchdog keeps one emitter per watch), not another inotify
+instance and another three threads handling every event again.
 """
 
 from __future__ import annotations
@@ -12,11 +19,69 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 log = logging.getLogger(__name__)
+
+
+# The events zen reacts to. Given as watchdog's event_filter, they are also the inotify mask it
+# asks the kernel for: opens, reads and closes (a reader's own, the supervisor's included, of
+# every timeline it reads) never reach Python. Without it, watchdog's thread handled a handful of
+# events for every file zen touched and took the interpreter from the supervisor's loop: a start
+# took ~70 ms instead of ~40.
+SPOOL_EVENTS = [FileCreatedEvent, FileMovedEvent]   # a task lands by link, rename or create
+CHANGE_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent,
+                 DirCreatedEvent, DirMovedEvent, DirDeletedEvent]
+
+
+class _Shared:
+    """The process's one observer, started on first use, and how many users each watch has."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.observer: BaseObserver | None = None
+        self.users: dict[ObservedWatch, int] = {}
+
+    def schedule(self, handler: FileSystemEventHandler, directory: Path, recursive: bool,
+                 event_filter: list[type[FileSystemEvent]]) -> ObservedWatch:
+        """Raises (e.g. OSError when out of inotify watches) with nothing left scheduled."""
+        with self.lock:
+            if self.observer is None or not self.observer.is_alive():   # first use, or in a forked child
+                observer = Observer()
+                observer.daemon = True
+                observer.start()
+                self.observer, self.users = observer, {}
+            watch = self.observer.schedule(handler, str(directory), recursive=recursive, event_filter=event_filter)
+            self.users[watch] = self.users.get(watch, 0) + 1
+            return watch
+
+    def unschedule(self, handler: FileSystemEventHandler, watch: ObservedWatch) -> None:
+        with self.lock:
+            observer = self.observer
+            if observer is None or watch not in self.users:
+                return
+            with contextlib.suppress(Exception):
+                self.users[watch] -= 1
+                if self.users[watch] <= 0:
+                    del self.users[watch]
+                    observer.unschedule(watch)   # the last user: its inotify watch goes
+                else:
+                    observer.remove_handler_for_watch(handler, watch)
+
+
+_SHARED = _Shared()
 
 
 class _Hint(FileSystemEventHandler):
@@ -31,18 +96,14 @@ class SpoolWatch:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.wake = threading.Event()
-        self._observer: BaseObserver | None = None
+        self._handler = _Hint(self.wake)
+        self._watch: ObservedWatch | None = None
 
     def start(self) -> None:
         try:
-            observer = Observer()
-            observer.daemon = True
-            observer.schedule(_Hint(self.wake), str(self.directory), recursive=False)
-            observer.start()
+            self._watch = _SHARED.schedule(self._handler, self.directory, False, SPOOL_EVENTS)
         except Exception as exc:  # e.g. out of inotify watches: the tick alone still finds every task
             log.warning("cannot watch %s (%s); polling on every tick", self.directory, exc)
-            return
-        self._observer = observer
 
     def wait(self, timeout_s: float) -> bool:
         """Sleep until a hint arrives or the tick passes. True when woken by a hint."""
@@ -54,13 +115,9 @@ class SpoolWatch:
         self.wake.set()
 
     def stop(self) -> None:
-        if self._observer is not None:
-            try:
-                self._observer.stop()
-                self._observer.join(timeout=2)
-            except Exception:
-                pass
-            self._observer = None
+        if self._watch is not None:
+            _SHARED.unschedule(self._handler, self._watch)
+            self._watch = None
 
 
 _CHANGES = frozenset({"created", "modified", "moved", "deleted"})
@@ -89,26 +146,22 @@ class FileEvents:
     def __init__(self, on_path: Callable[[str], object], directories: list[tuple[Path, bool]]) -> None:
         self.on_path = on_path
         self.directories = directories
-        self._observer: BaseObserver | None = None
+        self._handler = _Forward(on_path)
+        self._watches: list[ObservedWatch] = []
 
     def start(self) -> bool:
         try:
-            observer = Observer()
-            observer.daemon = True
             for directory, recursive in self.directories:
                 directory.mkdir(parents=True, exist_ok=True)
-                observer.schedule(_Forward(self.on_path), str(directory), recursive=recursive)
-            observer.start()
+                self._watches.append(_SHARED.schedule(self._handler, directory, recursive, CHANGE_EVENTS))
         except Exception as exc:  # e.g. out of inotify watches
             log.warning("cannot watch %s (%s); falling back to a slow sweep",
                         ", ".join(str(d) for d, _ in self.directories), exc)
+            self.stop()
             return False
-        self._observer = observer
         return True
 
     def stop(self) -> None:
-        if self._observer is not None:
-            with contextlib.suppress(Exception):
-                self._observer.stop()
-                self._observer.join(timeout=2)
-            self._observer = None
+        watches, self._watches = self._watches, []
+        for watch in watches:
+            _SHARED.unschedule(self._handler, watch)
