@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers import git, make_repo
 from zen.adapters import git as zgit
+from zen.adapters import worktree as zwt
 from zen.errors import GitError
 
 
@@ -29,7 +30,7 @@ def worktrees(repo: Path) -> list[str]:
 
 def test_a_worktree_started_in_the_background_is_the_one_add_worktree_makes(repo: Path, tmp_path: Path) -> None:
     wt = tmp_path / "wts" / "j1"
-    pending = zgit.start_worktree(repo, wt, "zen/j1", "main")
+    pending = zwt.start_worktree(repo, wt, "zen/j1", "main")
     assert pending.base_commit == git(repo, "rev-parse", "main")   # known before git has finished
     base = pending.finish()
     assert base == git(repo, "rev-parse", "main")
@@ -44,17 +45,17 @@ def test_a_worktree_started_in_the_background_is_the_one_add_worktree_makes(repo
 def test_a_start_given_up_takes_back_its_worktree_and_branch(repo: Path, tmp_path: Path) -> None:
     wt = tmp_path / "wts" / "j1"
     before = branches(repo)
-    pending = zgit.start_worktree(repo, wt, "zen/j1", "main")
+    pending = zwt.start_worktree(repo, wt, "zen/j1", "main")
     pending.abandon()
     assert not wt.exists()
     assert branches(repo) == before
     assert worktrees(repo) == [str(repo)]
     # and the job can start again later under the same names
-    assert zgit.start_worktree(repo, wt, "zen/j1", "main").finish() == git(repo, "rev-parse", "main")
+    assert zwt.start_worktree(repo, wt, "zen/j1", "main").finish() == git(repo, "rev-parse", "main")
 
 
 def test_a_base_that_does_not_resolve_fails_at_finish_with_add_worktrees_sentence(repo: Path, tmp_path: Path) -> None:
-    pending = zgit.start_worktree(repo, tmp_path / "wt", "zen/j1", "no-such-branch")   # never raises
+    pending = zwt.start_worktree(repo, tmp_path / "wt", "zen/j1", "no-such-branch")   # never raises
     assert pending.base_commit is None
     with pytest.raises(GitError, match="does not resolve to a commit"):
         pending.finish()
@@ -63,7 +64,7 @@ def test_a_base_that_does_not_resolve_fails_at_finish_with_add_worktrees_sentenc
 
 
 def test_a_repository_that_is_gone_fails_at_finish_not_at_start(tmp_path: Path) -> None:
-    pending = zgit.start_worktree(tmp_path / "missing", tmp_path / "wt", "zen/j1", "main")
+    pending = zwt.start_worktree(tmp_path / "missing", tmp_path / "wt", "zen/j1", "main")
     with pytest.raises(GitError, match="not a git repository"):
         pending.finish()
 
@@ -72,7 +73,7 @@ def test_after_a_restart_the_worktree_already_there_is_kept_and_never_taken_back
     wt = tmp_path / "wt"
     base = zgit.add_worktree(repo, wt, "zen/j1", "main")
     (wt / "notes.txt").write_text("the agent's work\n")
-    again = zgit.start_worktree(repo, wt, "zen/j1", "main")
+    again = zwt.start_worktree(repo, wt, "zen/j1", "main")
     assert again.finish() == base
     again.abandon()   # it did not make this worktree: it must not remove it
     assert (wt / "notes.txt").read_text() == "the agent's work\n"
@@ -81,7 +82,7 @@ def test_after_a_restart_the_worktree_already_there_is_kept_and_never_taken_back
 
 def test_a_branch_holding_commits_is_never_reused_nor_deleted(repo: Path, tmp_path: Path) -> None:
     git(repo, "branch", "zen/j1", "main~1")   # an older job's branch of that name, elsewhere
-    pending = zgit.start_worktree(repo, tmp_path / "wt", "zen/j1", "main")
+    pending = zwt.start_worktree(repo, tmp_path / "wt", "zen/j1", "main")
     with pytest.raises(GitError, match="already exists"):
         pending.finish()
     pending.abandon()
@@ -91,6 +92,6 @@ def test_a_branch_holding_commits_is_never_reused_nor_deleted(repo: Path, tmp_pa
 
 def test_a_branch_left_without_its_worktree_by_a_crash_gets_it(repo: Path, tmp_path: Path) -> None:
     git(repo, "branch", "zen/j1", "main")   # git made the branch, then the crash came
-    pending = zgit.start_worktree(repo, tmp_path / "wt", "zen/j1", "main")
+    pending = zwt.start_worktree(repo, tmp_path / "wt", "zen/j1", "main")
     assert pending.finish() == git(repo, "rev-parse", "main")
     assert git(tmp_path / "wt", "symbolic-ref", "HEAD") == "refs/heads/zen/j1"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zen.adapters import git as g
+from zen.adapters import worktree as worktree_bg
 from zen.adapters.tmux import PaneInfo, Tmux
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
@@ -157,7 +158,7 @@ def launch_env(ctx: JobContext, worktree: Path) -> dict[str, str]:
     return env
 
 
-def prepare(ctx: JobContext, pending: g.PendingWorktree | None = None, text: str | None = None) -> Prepared:
+def prepare(ctx: JobContext, pending: worktree_bg.PendingWorktree | None = None, text: str | None = None) -> Prepared:
     """Worktree, setup, includes, handoff: everything before the agent. Recorded step by step.
     `pending`: the worktree's `git worktree add` already under way (spawn starts it before the
     preflight); `text`: the handoff already rendered meanwhile."""
@@ -320,7 +321,7 @@ def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
     lane = lane_of(ctx)
     worktree = ctx.home.worktree(ctx.job_id)
     branch = branch_name(ctx.job_id)
-    pending = g.start_worktree(lane.repo, worktree, branch, lane.base)
+    pending = worktree_bg.start_worktree(lane.repo, worktree, branch, lane.base)
     try:
         run_preflight(ctx, durable=False)
         text = None
