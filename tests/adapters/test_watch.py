@@ -109,3 +109,23 @@ def test_stopping_the_last_user_removes_the_watch_and_a_new_user_gets_one(tmp_pa
         assert not first.has("gone") and not first.has("heard")
     finally:
         later.stop()
+
+
+def test_a_user_whose_handler_fails_does_not_silence_the_others(tmp_path: Path) -> None:
+    d = tmp_path / "jobs"
+    d.mkdir()
+
+    def broken(path: str) -> None:
+        raise RuntimeError("a bug in one user")
+
+    heard = Heard()
+    bad, good = FileEvents(broken, [(d, True)]), FileEvents(heard, [(d, True)])
+    try:
+        assert bad.start() and good.start()
+        (d / "first").write_text("x")
+        wait_until(lambda: heard.has("first"), timeout=10, message="the first change")
+        (d / "second").write_text("x")   # after the broken handler has raised at least once
+        wait_until(lambda: heard.has("second"), timeout=10, message="a change after the failure")
+    finally:
+        bad.stop()
+        good.stop()

@@ -84,12 +84,24 @@ class _Shared:
 _SHARED = _Shared()
 
 
+def _guarded(dispatch: Callable[[FileSystemEvent], None], event: FileSystemEvent) -> None:
+    """One user's failing handler must not end the shared observer's thread (watchdog lets an
+    exception end it), which would silence every other user of file events in the process."""
+    try:
+        dispatch(event)
+    except Exception:
+        log.exception("a file event handler failed on %s; file events go on", event.src_path)
+
+
 class _Hint(FileSystemEventHandler):
     def __init__(self, wake: threading.Event) -> None:
         self.wake = wake
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         self.wake.set()
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        _guarded(super().dispatch, event)
 
 
 class SpoolWatch:
@@ -132,6 +144,9 @@ class _Forward(FileSystemEventHandler):
             return  # opens, reads (our own included), closes and chmods are not changes
         path = getattr(event, "dest_path", "") or event.src_path
         self.on_path(path.decode() if isinstance(path, bytes) else str(path))
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        _guarded(super().dispatch, event)
 
 
 class FileEvents:
