@@ -158,7 +158,7 @@ def launch_env(ctx: JobContext, worktree: Path) -> dict[str, str]:
     return env
 
 
-def prepare(ctx: JobContext, pending: worktree_bg.PendingWorktree | None = None, text: str | None = None) -> Prepared:
+def prepare(ctx: JobContext, pending: worktree_bg.PendingWorktree, text: str | None = None) -> Prepared:
     """Worktree, setup, includes, handoff: everything before the agent. Recorded step by step.
     `pending`: the worktree's `git worktree add` already under way (spawn starts it before the
     preflight); `text`: the handoff already rendered meanwhile."""
@@ -166,8 +166,7 @@ def prepare(ctx: JobContext, pending: worktree_bg.PendingWorktree | None = None,
     worktree = ctx.home.worktree(ctx.job_id)
     branch = branch_name(ctx.job_id)
     try:
-        base_commit = (pending.finish() if pending is not None
-                       else g.add_worktree(lane.repo, worktree, branch, lane.base))
+        base_commit = pending.finish()
     except ZenError as exc:
         raise SpawnError(str(exc)) from None
     crash_point("spawn.worktree")
@@ -175,7 +174,7 @@ def prepare(ctx: JobContext, pending: worktree_bg.PendingWorktree | None = None,
                         base=lane.base, lane=lane.name)
     crash_point("spawn.worktree_recorded")
     return after_worktree(ctx, worktree, branch=branch, base_commit=base_commit,
-                          text=text if pending is not None and base_commit == pending.base_commit else None)
+                          text=text if base_commit == pending.base_commit else None)
 
 
 def render_handoff(ctx: JobContext, worktree: Path, *, branch: str, base_commit: str) -> str:
