@@ -159,6 +159,7 @@ def test_a_claimed_task_without_a_record_is_completed_on_start(zh: Path, sups) -
 _HALF_SPAWN = """
 import sys
 from pathlib import Path
+from zen.adapters.worktree import start_worktree
 from zen.orchestration import spawn
 from zen.orchestration.context import JobContext
 from zen.store.home import Home
@@ -170,7 +171,10 @@ for p in spool.pending(home):
     c = spool.claim(home, p)
     store.create(load_task_text(c.read_text(), str(c)))
     # the supervisor dies after the worktree, before the agent
-    spawn.prepare(JobContext.load(home, p.stem, store=store))
+    ctx = JobContext.load(home, p.stem, store=store)
+    lane = spawn.lane_of(ctx)
+    pending = start_worktree(lane.repo, home.worktree(ctx.job_id), spawn.branch_name(ctx.job_id), lane.base)
+    spawn.prepare(ctx, pending)
 """
 
 

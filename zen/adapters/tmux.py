@@ -81,8 +81,9 @@ set -g status-left-length 20
 """
 
 # Set by tmux in every pane; passing the supervisor's values would confuse the agent's terminal.
+# SHELL too: tmux gives every pane SHELL=<default-shell>, over any -e value and when none is given.
 _PANE_OWNED = frozenset({"TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION",
-                         "COLUMNS", "LINES", "SHLVL", "_", "OLDPWD", "PWD"})
+                         "COLUMNS", "LINES", "SHLVL", "_", "OLDPWD", "PWD", "SHELL"})
 PLACEHOLDER = ["sleep", "2147483647"]
 # What tmux 3.3a sets in a new pane's environment over the -e of new-session and respawn-pane: the
 # PATH of the tmux client that asked (zen itself), so the agent's `env` sets these itself
