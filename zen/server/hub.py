@@ -12,7 +12,7 @@ client resumes from further back.
 Pane logs growing (`pane.log`) and the approval queue or the kill switch changing are passed on
 as hints to whoever watches them (the terminal tiles, the Guardrails tab).
 
-Watchdog's thread calls in; asyncio streams wait on a condition that the hub wakes through the
+Watchdog's thread calls in; asyncio streams wait on an event that the hub sets (and renews) through the
 server's event loop. `stop()` ends every stream at once, which is what makes `zen serve` exit
 within a second of SIGTERM with clients connected.
 """
@@ -60,21 +60,21 @@ class Hub:
         self._last_seq: dict[str, int] = {}
         self._hints: dict[str, int] = {}                 # "pane:<job>", "approvals", "kill" -> counter
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._cond: asyncio.Condition | None = None
-        self._stop: asyncio.Event | None = None
+        # set (and replaced by a fresh one) on the event loop whenever something changed; a
+        # stream waits on the one current when it last looked. No lock: everything that touches
+        # it runs on the loop, and a lock a cancelled stream could leave behind cannot stall the rest
+        self._changed: asyncio.Event | None = None
         self._watch = FileEvents(self._on_path, [(home.jobs, True), (home.approvals, True),
                                                  (home.control, False), (home.spool_new, False)])
         self._watching = False
         self._sweeper: threading.Thread | None = None
         self._closed = threading.Event()
         self.listeners: list[Callable[[str], None]] = []
-        self._pending: set[asyncio.Future[None]] = set()
 
     # -- life cycle --------------------------------------------------------------------------
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._cond = asyncio.Condition()
-        self._stop = asyncio.Event()
+        self._changed = asyncio.Event()
         self._watching = self._watch.start()    # first, so nothing written from now on is missed
         await asyncio.to_thread(self._initial)
         if not self._watching:
@@ -85,9 +85,8 @@ class Hub:
         """End every stream now (safe from a signal handler or another thread)."""
         self._closed.set()
         loop = self._loop
-        if loop is not None and self._stop is not None and not loop.is_closed():
+        if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._stop.set)
                 loop.call_soon_threadsafe(self._wake_async)
 
     def close(self) -> None:
@@ -194,17 +193,10 @@ class Hub:
                 loop.call_soon_threadsafe(self._wake_async)
 
     def _wake_async(self) -> None:
-        cond = self._cond
-        if cond is None:
-            return
-
-        async def notify() -> None:
-            async with cond:
-                cond.notify_all()
-
-        task = asyncio.ensure_future(notify())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        changed = self._changed
+        if changed is not None:
+            self._changed = asyncio.Event()
+            changed.set()
 
     # -- cursors ---------------------------------------------------------------------------------
     def end(self) -> int:
@@ -255,20 +247,21 @@ class Hub:
                    hint_seen: dict[str, int] | None = None) -> bool:
         """Sleep until the journal grows past `have`, a watched hint moves, the hub stops, or
         `timeout_s` passes. True when there is something new."""
-        assert self._cond is not None and self._stop is not None
-
         def ready() -> bool:
             if self._closed.is_set() or self.end() > have:
                 return True
             return any(self.hint(k) != (hint_seen or {}).get(k, 0) for k in hint_keys)
 
         deadline = time.monotonic() + timeout_s
-        async with self._cond:
-            while not ready():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._cond.wait(), timeout=min(left, 1.0))
+        while not ready():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            changed = self._changed
+            assert changed is not None, "wait() before start()"
+            # nothing can change between ready() and this wait: wakes run on this loop too; the
+            # 1 s cap is for a wake lost to a loop that was closing
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), timeout=min(left, 1.0))
         return not self._closed.is_set()
 
