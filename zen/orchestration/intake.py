@@ -17,6 +17,7 @@ began to, and must not run again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from zen.core.events import EventType as E
@@ -50,9 +51,10 @@ class Intake:
         self.home = home
         self.store = store
 
-    def claim_new(self) -> list[str]:
+    def claim_new(self, claimed_hook: Callable[[Task], object] | None = None) -> list[str]:
         """Claim every task waiting in spool/new; the ids of those now queued. An entry that is
-        not a task is quarantined; nothing here raises."""
+        not a task is quarantined; nothing here raises. `claimed_hook(task)` is told of each task
+        read from its claimed file before its record is written (the starter begins its worktree)."""
         queued = []
         for path in spool.entries(self.home):
             try:
@@ -63,7 +65,7 @@ class Intake:
             except OSError as exc:
                 log.warning("cannot claim %s this pass: %s", path.name, exc)
                 continue
-            if claimed is not None and (job_id := self.record(claimed, fresh=True)) is not None:
+            if claimed is not None and (job_id := self.record(claimed, fresh=True, hook=claimed_hook)) is not None:
                 queued.append(job_id)
         return queued
 
@@ -72,9 +74,9 @@ class Intake:
         return [p for p in spool.claimed(self.home)
                 if not valid_id(p.stem) or not self.store.exists(p.stem) or not self.store.events(p.stem)]
 
-    def record(self, path: Path, *, fresh: bool = False) -> str | None:
+    def record(self, path: Path, *, fresh: bool = False, hook: Callable[[Task], object] | None = None) -> str | None:
         """The job record for a claimed task file (`fresh`: just claimed from spool/new); its id
-        when the job is queued, else None (quarantined, or no longer queued)."""
+        when the job is queued, else None (quarantined, or no longer queued). `hook`: claim_new's."""
         try:
             task = self._read(path, fresh)
         except (spool.Rejected, InvalidTask) as exc:
@@ -83,6 +85,11 @@ class Intake:
         except OSError as exc:
             log.warning("cannot read %s this pass: %s", path.name, exc)
             return None
+        if hook is not None:
+            try:
+                hook(task)
+            except Exception:   # only a head start: the record matters, not the hook
+                log.exception("job %s: the claim hook failed", task.id)
         try:
             if self.store.create(task):
                 log.info("job %s queued", task.id)

@@ -29,12 +29,13 @@ from zen.agents.settings import hook_settings
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
 from zen.core.events import EventType as E
+from zen.core.model import Task
 from zen.errors import ZenError
 from zen.observe import telemetry
 from zen.orchestration import handoff, preflight
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
-from zen.orchestration.lanes import Lane, LaneGone
+from zen.orchestration.lanes import Lane, LaneGone, resolve_lane
 from zen.store import faults
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
@@ -302,8 +303,24 @@ def run_preflight(ctx: JobContext, *, durable: bool = True) -> None:
     crash_point("spawn.preflight")
 
 
-def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
+def early_worktree(home: Home, cfg: Config, task: Task) -> worktree_bg.PendingWorktree | None:
+    """`git worktree add` for a task just claimed, begun before its record is written (the
+    supervisor's intake), for spawn(early=) to take; None when the task is not the plain case
+    (dependencies, a Ray executor, a lane that does not resolve). Never raises."""
+    try:
+        if task.depends_on or task.executor not in (None, "", "local"):
+            return None
+        lane = resolve_lane(cfg, task)
+        if lane.spec.get("executor") not in (None, "", "local"):
+            return None
+        return worktree_bg.start_worktree(lane.repo, home.worktree(task.id), branch_name(task.id), lane.base)
+    except Exception:   # any doubt: the spawn starts its own
+        return None
+
+
+def spawn(ctx: JobContext, tmux: Tmux, early: worktree_bg.PendingWorktree | None = None) -> Launched:
     """Start a queued job. Raises SpawnError (or another ZenError) when the start fails.
+    `early`: this job's worktree begun at its claim (early_worktree), else it is begun here.
 
     The worktree's `git worktree add` runs in the background while the preflight is run and the
     handoff rendered (most of a start is waiting on git otherwise); the timeline still says
@@ -320,7 +337,11 @@ def spawn(ctx: JobContext, tmux: Tmux) -> Launched:
     lane = lane_of(ctx)
     worktree = ctx.home.worktree(ctx.job_id)
     branch = branch_name(ctx.job_id)
-    pending = worktree_bg.start_worktree(lane.repo, worktree, branch, lane.base)
+    if early is not None and (early.repo_path, early.path, early.branch, early.base) != (lane.repo, worktree,
+                                                                                         branch, lane.base):
+        early.abandon()   # zen.yaml changed the lane since the claim
+        early = None
+    pending = early if early is not None else worktree_bg.start_worktree(lane.repo, worktree, branch, lane.base)
     try:
         run_preflight(ctx, durable=False)
         text = None

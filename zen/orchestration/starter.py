@@ -24,12 +24,13 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from zen.adapters.tmux import Tmux
+from zen.adapters.worktree import PendingWorktree
 from zen.coord.service import lock_task_paths
 from zen.core import schedule as core_schedule
 from zen.core.clock import Clock
 from zen.core.events import EventType as E
 from zen.core.ids import iso
-from zen.core.model import JobStatus
+from zen.core.model import JobStatus, Task
 from zen.errors import ZenError
 from zen.orchestration import schedule, spawn
 from zen.orchestration.context import JobContext
@@ -94,6 +95,32 @@ class Starter:
         self.remote = remote          # jobs whose turns run on a Ray cluster (DESIGN 14)
         # spawns at once; an injected spawner (a test's script) is called one job after another
         self.workers = workers if workers is not None else SPAWN_WORKERS if spawner is SPAWN else 1
+        # worktrees begun at a task's claim, while its record is written (prestart); what this
+        # pass's plan does not start is taken back at its end (drop_early)
+        self.early: dict[str, PendingWorktree] = {}
+
+    def prestart(self, task: Task, *, running: int) -> None:
+        """Begin the worktree of a task just claimed, before its record is written, when it will
+        likely start in this pass: a free slot with nothing queued ahead of it, at most
+        `workers` at once. The record's writes and the `git worktree add` then overlap."""
+        if self.spawner is not SPAWN or task.id in self.early or len(self.early) >= self.workers:
+            return
+        try:
+            free = int(self.config().get("supervisor", "max_concurrent_tasks")) - running - len(self.queued)
+        except (ValueError, TypeError, ZenError):
+            return
+        if free > len(self.early):
+            pending = spawn.early_worktree(self.home, self.config(), task)
+            if pending is not None:
+                self.early[task.id] = pending
+
+    def drop_early(self) -> None:
+        """Take back the worktrees begun at claims that this pass did not start (the plan held
+        them, their record failed, the supervisor stops): no agent has seen them."""
+        early, self.early = self.early, {}
+        for job_id, pending in early.items():
+            log.debug("job %s: not started this pass; its early worktree is taken back", job_id)
+            pending.abandon()
 
     def start_due(self, *, running: int, stopping: Callable[[], bool]) -> list[Started]:
         """Start what the plan says may start; fail jobs whose dependencies can never be met."""
@@ -144,14 +171,20 @@ class Starter:
             ctx = self._begin(job_id)
             if ctx is not None:
                 ready.append((job_id, ctx))
-        def one(ctx: JobContext) -> Launched | Exception | None:
-            return None if stopping() else self._spawn(ctx)
+        early = {job_id: self.early.pop(job_id) for job_id, _ in ready if job_id in self.early}
 
-        if self.workers <= 1 or len(ready) <= 1:
-            outcomes = [one(ctx) for _, ctx in ready]
-        else:
-            with ThreadPoolExecutor(min(self.workers, len(ready)), thread_name_prefix="zen-spawn") as pool:
-                outcomes = list(pool.map(one, [ctx for _, ctx in ready]))
+        def one(item: tuple[str, JobContext]) -> Launched | Exception | None:
+            job_id, ctx = item
+            return None if stopping() else self._spawn(ctx, early=early.pop(job_id, None))
+
+        try:
+            if self.workers <= 1 or len(ready) <= 1:
+                outcomes = [one(item) for item in ready]
+            else:
+                with ThreadPoolExecutor(min(self.workers, len(ready)), thread_name_prefix="zen-spawn") as pool:
+                    outcomes = list(pool.map(one, ready))
+        finally:
+            self.early.update(early)   # not spawned (the supervisor stops): drop_early takes them back
         for (job_id, _), got in zip(ready, outcomes, strict=True):
             if isinstance(got, Launched):
                 started.append(Started(job_id, got))
@@ -197,9 +230,12 @@ class Starter:
             self._failed(job_id, exc)
         return None
 
-    def _spawn(self, ctx: JobContext, *, resume: bool = False) -> Launched | Exception:
-        """The spawn itself (on a worker thread in a burst): the launch, or what stopped it."""
+    def _spawn(self, ctx: JobContext, *, resume: bool = False, early: PendingWorktree | None = None) -> Launched | Exception:
+        """The spawn itself (on a worker thread in a burst): the launch, or what stopped it.
+        `early`: the job's worktree begun at its claim (only with zen's own spawner: prestart)."""
         try:
+            if early is not None:
+                return spawn.spawn(ctx, self.tmux, early=early)
             return self.spawner.resume(ctx, self.tmux) if resume else self.spawner.spawn(ctx, self.tmux)
         except Exception as exc:
             return exc

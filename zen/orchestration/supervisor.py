@@ -238,17 +238,24 @@ class Supervisor:
         self.watch.poke()
 
     def loop_once(self) -> None:
-        if not self.stopping:
-            self.starter.queued.update(self.intake.claim_new())
-        for job_id in self.team.tick():  # sessions `zen recover` started
-            if job_id not in self.tracked:
-                self._track(job_id, self.store.snapshot(job_id))
-        self.step_all()
-        self._retry_unsettled()
-        if not self.stopping:
-            running = len(self.tracked) + self.remote.count()
-            for started in self.starter.start_due(running=running, stopping=lambda: self.stopping):
-                self._track_started(started.job_id, started.launched)
+        try:
+            if not self.stopping:
+                # a task that will start in this pass has its `git worktree add` begun at its
+                # claim, while its record is written and the live jobs are looked at
+                running = len(self.tracked) + self.remote.count()
+                self.starter.queued.update(self.intake.claim_new(
+                    lambda task: self.starter.prestart(task, running=running)))
+            for job_id in self.team.tick():  # sessions `zen recover` started
+                if job_id not in self.tracked:
+                    self._track(job_id, self.store.snapshot(job_id))
+            self.step_all()
+            self._retry_unsettled()
+            if not self.stopping:
+                running = len(self.tracked) + self.remote.count()
+                for started in self.starter.start_due(running=running, stopping=lambda: self.stopping):
+                    self._track_started(started.job_id, started.launched)
+        finally:
+            self.starter.drop_early()
 
     def next_wait(self) -> float:
         """How long the loop may sleep before something is due. Without file events: a tick, or
