@@ -142,20 +142,26 @@ def _policy(home: Home, report: Report) -> None:
 _COMPILED: dict[str, tuple[tuple[Any, ...], Any]] = {}
 
 
-def _kept(what: str, paths: list[str], compute: Any) -> Any:
-    """`compute()`, done again only when one of `paths` changed (path, mtime_ns, size, inode)."""
+def _stat_key(paths: list[str] | list[Path]) -> tuple[Any, ...]:
+    """What says that one of `paths` changed: each one's (path, mtime_ns, size, inode)."""
     key: list[Any] = []
     for p in paths:
         try:
             st = os.stat(p)
-            key.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
+            key.append((str(p), st.st_mtime_ns, st.st_size, st.st_ino))
         except OSError:
-            key.append((p, None))
+            key.append((str(p), None))
+    return tuple(key)
+
+
+def _kept(what: str, paths: list[str], compute: Any) -> Any:
+    """`compute()`, done again only when one of `paths` changed."""
+    key = _stat_key(paths)
     hit = _COMPILED.get(what)
-    if hit is not None and hit[0] == tuple(key):
+    if hit is not None and hit[0] == key:
         return hit[1]
     value = compute()
-    _COMPILED[what] = (tuple(key), value)
+    _COMPILED[what] = (key, value)
     return value
 
 
@@ -205,15 +211,8 @@ SPAWN_CACHE_TTL_S = 30.0
 
 def _sources_key(home: Home) -> tuple[Any, ...]:
     """What a preflight result depends on that can change between spawns."""
-    paths = [home.config_path, home.kill_file, *sorted(home.policy.glob("*.yaml")), *sorted(home.incidents.glob("*.yaml"))]
-    out: list[tuple[str, int | None, int | None]] = []
-    for p in paths:
-        try:
-            st = p.stat()
-            out.append((str(p), st.st_mtime_ns, st.st_size))
-        except OSError:
-            out.append((str(p), None, None))
-    return tuple(out)
+    return _stat_key([home.config_path, home.kill_file, *sorted(home.policy.glob("*.yaml")),
+                      *sorted(home.incidents.glob("*.yaml"))])
 
 
 def for_spawn(home: Home, lane: str | None, settings: dict[str, Any]) -> Report:

@@ -36,6 +36,7 @@ from zen.orchestration import handoff, preflight
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.lanes import Lane, LaneGone, resolve_lane
+from zen.orchestration.remote.turns import executor_of
 from zen.store import faults
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
@@ -308,11 +309,9 @@ def early_worktree(home: Home, cfg: Config, task: Task) -> worktree_bg.PendingWo
     supervisor's intake), for spawn(early=) to take; None when the task is not the plain case
     (dependencies, a Ray executor, a lane that does not resolve). Never raises."""
     try:
-        if task.depends_on or task.executor not in (None, "", "local"):
+        if task.depends_on or executor_of(cfg, task.lane, task.executor).remote:
             return None
         lane = resolve_lane(cfg, task)
-        if lane.spec.get("executor") not in (None, "", "local"):
-            return None
         return worktree_bg.start_worktree(lane.repo, home.worktree(task.id), branch_name(task.id), lane.base)
     except Exception:   # any doubt: the spawn starts its own
         return None
