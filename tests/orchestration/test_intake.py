@@ -13,7 +13,7 @@ from zen.orchestration.intake import Intake
 from zen.store import spool
 from zen.store.events import read_events_any
 from zen.store.home import Home
-from zen.store.jobs import JobStore
+from zen.store.jobs import JobStore, load_task_text
 
 
 def intake(home: Path) -> Intake:
@@ -131,3 +131,49 @@ def test_a_quarantined_entry_without_its_reason_file_still_shows(home: Path) -> 
     q.mkdir(parents=True, exist_ok=True)
     (q / "orphan.yaml").write_text("x")
     assert spool.quarantined(Home(home)) == [("orphan.yaml", "(no reason recorded)")]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return os.stat(a).st_ino == os.stat(b).st_ino
+
+
+def test_a_task_zen_dispatch_wrote_is_recorded_as_a_link_of_its_claimed_file(lane: Path, home: Path) -> None:
+    """Both writers of zen dispatch (the stdlib fast lane and the model's dump): task.yaml is the
+    claimed spool file itself, not a second copy written and fsynced while git checks out."""
+    from zen.orchestration.enqueue import enqueue
+
+    h = Home(home)
+    quick = enqueue(h, {"prompt": "fast lane", "name": "quick"})
+    assert quick is not None, "the fast lane took this plain task"
+    model = dispatch(h, {"prompt": "model lane: 'quoted', ü, 🎉\n  and a second line", "name": "model"})
+    assert sorted(intake(home).claim_new()) == sorted([quick["id"], model.id])
+    store = JobStore(h)
+    for job_id in (quick["id"], model.id):
+        record = home / "jobs" / job_id / "task.yaml"
+        assert _same_file(record, home / "spool" / "cur" / f"{job_id}.yaml")
+        assert load_task_text(record.read_text(), "task.yaml").id == job_id
+    assert store.task(model.id).prompt == "model lane: 'quoted', ü, 🎉\n  and a second line"
+
+
+def test_a_hand_written_task_file_is_recorded_in_zens_form_not_linked(lane: Path, home: Path) -> None:
+    h = Home(home)
+    job_id = dispatch(h, {"prompt": "hand made", "name": "by-hand"}).id
+    published = home / "spool" / "new" / f"{job_id}.yaml"
+    published.write_text("# written by hand\n" + published.read_text())
+    assert intake(home).claim_new() == [job_id]
+    record = home / "jobs" / job_id / "task.yaml"
+    assert not _same_file(record, home / "spool" / "cur" / f"{job_id}.yaml")
+    assert "# written by hand" not in record.read_text()
+    assert JobStore(h).task(job_id).prompt == "hand made"
+
+
+def test_a_lost_task_yaml_of_a_recorded_job_is_made_again_on_restart(lane: Path, home: Path) -> None:
+    h = Home(home)
+    task = dispatch(h, {"prompt": "keep me"})
+    claimed = spool.claim(h, home / "spool" / "new" / f"{task.id}.yaml")
+    assert claimed is not None
+    (home / "jobs" / task.id).mkdir(parents=True)   # a crash left the folder, not the record
+    assert intake(home).unrecorded() == [claimed]
+    assert intake(home).record(claimed) == task.id
+    assert _same_file(home / "jobs" / task.id / "task.yaml", claimed)
+    assert [e["type"] for e in JobStore(h).events(task.id)] == ["task.received", "job.queued"]

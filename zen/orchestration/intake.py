@@ -78,7 +78,7 @@ class Intake:
         """The job record for a claimed task file (`fresh`: just claimed from spool/new); its id
         when the job is queued, else None (quarantined, or no longer queued). `hook`: claim_new's."""
         try:
-            task = self._read(path, fresh)
+            task, text = self._read(path, fresh)
         except (spool.Rejected, InvalidTask) as exc:
             self.quarantine(path, str(exc))
             return None
@@ -91,7 +91,7 @@ class Intake:
             except Exception:   # only a head start: the record matters, not the hook
                 log.exception("job %s: the claim hook failed", task.id)
         try:
-            if self.store.create(task):
+            if self.store.create(task, claimed=(path, text)):
                 log.info("job %s queued", task.id)
             crash_point("intake.recorded")
             snap = self.store.snapshot(task.id)
@@ -100,7 +100,7 @@ class Intake:
             return None
         return task.id if snap.state is JobStatus.queued else None
 
-    def _read(self, path: Path, fresh: bool) -> Task:
+    def _read(self, path: Path, fresh: bool) -> tuple[Task, str]:
         if not valid_id(path.stem):
             raise spool.Rejected(f"{path.name}: the name is not a job id (like 20261129T101500Z-fix-login-3fa9.yaml)")
         text = spool.read_entry(path, self._max_bytes())
@@ -113,7 +113,7 @@ class Intake:
         if self.store.exists(task.id) and not (d / EVENTS).exists() and _began(d):
             raise spool.Rejected(f"job {task.id} lost its timeline (events.jsonl): it ran, or began to, so it "
                                  "is not run again (zen doctor shows the record)")
-        return task
+        return task, text
 
     def _max_bytes(self) -> int:
         try:

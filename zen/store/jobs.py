@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from io import StringIO
 from pathlib import Path
@@ -16,13 +17,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from zen.core import states
+from zen.core import states, taskcheck
 from zen.core.events import EventType
 from zen.core.model import JobSnapshot, Task
 from zen.errors import InvalidTask, NotFound
 from zen.store import events as ev_store
 from zen.store import index
-from zen.store.atomic import atomic_write, create_exclusive, flocked
+from zen.store.atomic import atomic_write, create_exclusive, flocked, fsync_dir
 from zen.store.faults import crash_point
 from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
 
@@ -149,6 +150,39 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _written_by_zen(text: str, task: Task) -> bool:
+    """Whether `text` is what zen dispatch publishes for `task`, by either of its writers (the
+    fast lane's taskcheck.yaml_text, the model's dump_task), so it may stand as task.yaml."""
+    quick = taskcheck.yaml_text(task.model_dump(mode="json"))
+    return text == quick or text == _task_text(task)[0]
+
+
+def _link_claimed(claimed: tuple[Path, str], dest: Path, task: Task) -> bool | None:
+    """Make `dest` (task.yaml) a hard link of the claimed spool file. True if linked, False if
+    `dest` exists already (a record half made before a crash), None when it cannot stand as
+    task.yaml (not zen's text, or no link here): the caller writes a copy."""
+    path, text = claimed
+    if not _written_by_zen(text, task):
+        return None
+    try:
+        _sync_data(path)   # durable before it is the record (zen's publish synced it already)
+        os.link(path, dest)
+    except FileExistsError:
+        return False
+    except OSError:
+        return None
+    fsync_dir(dest.parent)
+    return True
+
+
+def _sync_data(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
 class JobStore:
     def __init__(self, home: Home) -> None:
         self.home = home
@@ -173,18 +207,25 @@ class JobStore:
         return (self.dir(job_id) / TASK).is_file()
 
     # -- writing ---------------------------------------------------------------
-    def create(self, task: Task) -> bool:
+    def create(self, task: Task, claimed: tuple[Path, str] | None = None) -> bool:
         """Create the record for a claimed task. Idempotent: finishing a half-made record is fine.
+        `claimed`: the claimed spool file and its text, as `task` was read from it. When zen wrote
+        that text (as it would write task.yaml), task.yaml is a hard link of it, not a copy: the
+        record then costs no second write and fsync while the worktree is checked out.
 
         Returns True when this call recorded `task.received` (the job is new).
         """
         d = self.dir(task.id)
         d.mkdir(parents=True, exist_ok=True)
-        text, data = _task_text(task)
-        if create_exclusive(d / TASK, text):
-            # what task() would parse from the file just written (its data, validated again: a
-            # date the spool's YAML gave the script is a string there), so the start reads no YAML
-            _remember(d / TASK, Task.model_validate(data))
+        linked = None if claimed is None else _link_claimed(claimed, d / TASK, task)
+        if linked:
+            _remember(d / TASK, task)   # the very text `task` was read from
+        elif linked is None:
+            text, data = _task_text(task)
+            if create_exclusive(d / TASK, text):
+                # what task() would parse from the file just written (its data, validated again: a
+                # date the spool's YAML gave the script is a string there), so the start reads no YAML
+                _remember(d / TASK, Task.model_validate(data))
         crash_point("intake.task_written")
         with flocked(d / EVENTS_LOCK):
             seq, _ = ev_store.last_seq(d / EVENTS)
