@@ -105,17 +105,22 @@ def test_a_claim_of_a_vanished_entry_is_none(zh: Home) -> None:
 def test_racing_claimers_claim_once(zh: Home) -> None:
     spool.publish_text(zh, "t", "x\n")
     got: list[Path | None] = []
+    refused: list[spool.Rejected] = []
     barrier = threading.Barrier(5)
 
     def go() -> None:
         barrier.wait()
-        got.append(spool.claim(zh, zh.spool_new / "t.yaml"))
+        try:
+            got.append(spool.claim(zh, zh.spool_new / "t.yaml"))
+        except spool.Rejected as exc:   # a loser that came after the winner's unlink: no duplicate
+            refused.append(exc)
 
     threads = [threading.Thread(target=go) for _ in range(5)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert refused == [] and len(got) == 5
     assert [g for g in got if g is not None] == [zh.spool_cur / "t.yaml"]
     assert _names(zh.spool_new) == [] and _names(zh.spool_cur) == ["t.yaml"]
 

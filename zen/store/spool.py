@@ -105,13 +105,18 @@ def claim(home: Home, path: Path) -> Path | None:
     except FileNotFoundError:
         return None
     except FileExistsError:
-        with contextlib.suppress(OSError):
-            if os.path.samefile(path, dst):
-                # a claim cut short between its link and unlink (a crash), or another claimer
-                # in between: finish it; whoever linked records the task
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-                return None
+        try:
+            same = os.path.samefile(path, dst)
+        except FileNotFoundError:
+            return None   # another claimer linked it and has unlinked it from new/ since: theirs
+        except OSError:
+            same = False
+        if same:
+            # a claim cut short between its link and unlink (a crash), or another claimer in
+            # between: finish it; whoever linked records the task
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            return None
         raise Rejected(f"{path.name}: a task of that id was taken in already (duplicate id)") from None
     crash_point("intake.linked")
     with contextlib.suppress(FileNotFoundError):
