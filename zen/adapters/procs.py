@@ -240,14 +240,27 @@ def _send(pids: list[int], sig: int) -> int:
     return sent
 
 
-def stop_below(pid: int) -> list[int]:
-    """SIGSTOP every process below `pid`; two passes, so a child forked meanwhile stops too.
-    Returns the pids stopped (empty when there was nothing below it)."""
+def stop_below(pid: int, settle: float = 2.0) -> list[int]:
+    """SIGSTOP every process below `pid`; two passes, so a child forked meanwhile stops too, then
+    up to `settle` seconds until each shows stopped. Returns the pids stopped (empty when there
+    was nothing below it)."""
     first = descendants(pid)
     _send(first, signal.SIGSTOP)
     late = [p for p in descendants(pid) if p not in first]
     _send(late, signal.SIGSTOP)
+    _settle(first + late, settle)
     return first + late
+
+
+def _settle(pids: list[int], within: float) -> None:
+    """Until each of `pids` is stopped or gone (at most `within` seconds): a signal is only sent
+    when kill() returns, a process stops when it next runs, so a pause reported is a pause made."""
+    deadline = time.monotonic() + within
+    while pids:
+        pids = [p for p in pids if state(p) not in (None, "T", "t", "Z", "X")]
+        if not pids or time.monotonic() > deadline:
+            return
+        time.sleep(0.002)
 
 
 def continue_below(pid: int) -> list[int]:
