@@ -18,6 +18,7 @@ from zen.core.durations import format_duration, parse_duration
     ("5ms", 0.005),        # "ms" is milliseconds, not minutes and seconds
     ("1m30s", 90.0),
     (" 1H 30M ", 5400.0),  # case and spaces do not matter
+    ("10 s", 10.0),
     ("45", 45.0),          # a bare number is seconds
     ("0.5", 0.5),
     ("0s", 0.0),
@@ -42,6 +43,8 @@ def test_parse(text: str | float, seconds: float) -> None:
     ("ms", "not a duration"),
     ("5 minutes", "not a duration"),
     ("-5m", "not a duration"),
+    ("1 2", "a space inside a number"),   # not 12 seconds
+    ("1 0m", "a space inside a number"),
 ])
 def test_parse_rejects_with_a_readable_message(text: str | float, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -27,7 +27,8 @@ def test_parse(text: str | float, n: int) -> None:
     assert parse_size(text) == n
 
 
-@pytest.mark.parametrize("text", ["huge", "1TiB", "MiB", "-1MiB", "1,000", "", "1.2.3"])
+@pytest.mark.parametrize("text", ["huge", "1TiB", "MiB", "-1MiB", "1,000", "", "1.2.3",
+                                  "1 2", "1 024KiB", "1. 5MiB"])   # no space inside a number
 def test_what_is_no_size_is_refused_with_the_forms_it_takes(text: str) -> None:
     with pytest.raises(ValueError) as exc:
         parse_size(text)

@@ -6,6 +6,8 @@ import re
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+# spaces may stand between parts ("1h 30m") and before a unit ("10 s"), never inside a number ("1 2")
+_SPLIT_NUMBER = re.compile(r"[\d.]\s+[\d.]")
 
 
 def parse_duration(text: str | int | float) -> float:
@@ -16,6 +18,8 @@ def parse_duration(text: str | int | float) -> float:
         if text < 0:
             raise ValueError(f"{text!r} is negative")
         return float(text)
+    if _SPLIT_NUMBER.search(str(text)):
+        raise ValueError(f"{text!r} is not a duration: a space inside a number (try 90s, 30m, 1h30m, 7d)")
     s = str(text).strip().lower().replace(" ", "")
     if not s:
         raise ValueError("empty duration")
