@@ -60,6 +60,17 @@ def test_dispatch_from_a_task_file(lane: Path, home: Path, tmp_path: Path) -> No
     assert task["name"] == "from-file" and task["priority"] == 1 and task["lane"] == "app"
 
 
+@pytest.mark.parametrize("given", ["2.5", "yes"])
+def test_a_priority_in_a_task_file_that_is_no_whole_number_is_refused_not_rounded(
+        lane: Path, home: Path, tmp_path: Path, given: str) -> None:
+    f = tmp_path / "t.yaml"
+    f.write_text(f"name: from-file\nprompt: do things\nagent: sim\npriority: {given}\n")
+    before = spool_state(home)
+    r = zen("dispatch", "--file", str(f))
+    assert r.returncode == 1 and one_line(r.stderr) and "whole number" in r.stderr, r.stderr
+    assert spool_state(home) == before
+
+
 BAD = [
     (["dispatch", "x", "--lane", "nope"], "no lane named"),
     (["dispatch", "x", "--priority", "0"], "priority"),

@@ -77,7 +77,10 @@ def prepare(cfg: Config, fields: dict[str, Any]) -> dict[str, Any]:
     f.setdefault("id", make_job_id(name))
     if f.get("priority") is not None:
         try:
-            f["priority"] = int(f["priority"])
+            given = f["priority"]
+            if isinstance(given, bool) or (isinstance(given, float) and not given.is_integer()):
+                raise ValueError(given)   # int() would make 2.5 a 2 and yes a 1
+            f["priority"] = int(given)
         except (TypeError, ValueError):
             raise InvalidTask(f"priority {f['priority']!r} must be a whole number from 1 to 5") from None
         if not 1 <= f["priority"] <= 5:
