@@ -228,6 +228,14 @@ def test_less_free_disk_than_the_limit_fails_naming_the_setting(home: Path) -> N
     assert status == FAIL and "limits.min_free_disk is" in message and str(home) in message
 
 
+def test_a_limit_that_is_no_size_fails_the_disk_check_and_the_rest_still_run(home: Path) -> None:
+    tune(home, **{"min_free_disk: 512MiB": "min_free_disk: plenty"})
+    checks = run(home)
+    assert checks["disk"] == (FAIL, "zen.yaml limits.min_free_disk: 'plenty' is not a size (try 200000, 512KiB, "
+                                    "1MiB, 2GiB)")
+    assert checks["tool git"][0] == PASS
+
+
 def test_free_disk_under_four_times_the_limit_warns(home: Path) -> None:
     free = shutil.disk_usage(home).free
     tune(home, **{"min_free_disk: 512MiB": f"min_free_disk: {free // 2}"})

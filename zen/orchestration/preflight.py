@@ -20,6 +20,7 @@ from zen.agents.unguarded import lane_check
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import Level
 from zen.core.sizes import format_size
+from zen.errors import ZenError
 from zen.guard.policy import integrations, load_policy_errors, source_paths
 from zen.orchestration.autonomy import level_of, read_evidence, read_policy
 from zen.orchestration.incidents import check, valid
@@ -102,7 +103,7 @@ def run(home: Home, *, lane: str | None = None, hook_argv: list[str] | None = No
     _autonomy(home, report)
     _integrations(home, report)
     _deadlines(home, report)
-    _disk(home, report, cfg.size("limits", "min_free_disk"))
+    _disk(home, report, cfg)
     for tool in ("git", "tmux"):
         found = shutil.which(tool)
         report.add(f"tool {tool}", PASS if found else FAIL,
@@ -355,7 +356,12 @@ def _deadlines(home: Home, report: Report) -> None:
         report.add("deadlines", PASS, "no queued task is past its deadline")
 
 
-def _disk(home: Home, report: Report, min_free: int) -> None:
+def _disk(home: Home, report: Report, cfg: Config) -> None:
+    try:
+        min_free = cfg.size("limits", "min_free_disk")
+    except ZenError as exc:   # no floor known: fail closed, as for too little room
+        report.add("disk", FAIL, str(exc))
+        return
     free = shutil.disk_usage(home.root).free
     gib = free / 2**30
     if free < min_free:
