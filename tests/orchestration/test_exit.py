@@ -1,16 +1,21 @@
 """An agent's end, recorded once (zen.orchestration.control): which timelines still owe an exit,
-the exit status tmux or the pane's wrapper gives, `append_exit_once` across retries and racing
+the exit status tmux, the pane's wrapper or the kernel gives, `append_exit_once` across retries and racing
 recorders, and `settle_exit` on a real agent in tmux whose work is harvested once."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import git, wait_until
+from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
@@ -64,7 +69,7 @@ def test_the_wrappers_exit_file_fills_a_blank_tmux_status(home: Path, text: str,
     h = Home(home)
     make_job(h)
     control.exit_file(h, JOB).write_text(text)
-    got = control.with_exit_file(h, JOB, info(dead=True))
+    got = control.with_exit_status(h, JOB, info(dead=True))
     assert got is not None and (got.exit_code, got.signal) == (code, sig)
 
 
@@ -73,7 +78,7 @@ def test_tmuxs_own_status_wins_over_the_exit_file(home: Path) -> None:
     make_job(h)
     control.exit_file(h, JOB).write_text("3\n")
     known = info(dead=True, code=0)
-    assert control.with_exit_file(h, JOB, known) is known
+    assert control.with_exit_status(h, JOB, known) is known
 
 
 @pytest.mark.parametrize("content", [None, "", "not a number\n"])
@@ -83,8 +88,48 @@ def test_no_readable_exit_file_leaves_the_status_unknown(home: Path, content: st
     if content is not None:
         control.exit_file(h, JOB).write_text(content)
     blank = info(dead=True)
-    assert control.with_exit_file(h, JOB, blank) is blank
-    assert control.with_exit_file(h, JOB, None) is None
+    assert control.with_exit_status(h, JOB, blank) is blank
+    assert control.with_exit_status(h, JOB, None) is None
+
+
+@pytest.fixture
+def zombie() -> Iterator[Callable[[int | None], int]]:
+    """A child process that ended (by a signal, or with a code) and is not reaped yet: what tmux
+    3.3a can leave a dead pane's process as."""
+    made: list[int] = []
+
+    def make(code: int | None) -> int:
+        pid = os.fork()
+        if pid == 0:  # the child: wait to be killed, or end with `code`
+            if code is None:
+                time.sleep(60)
+            os._exit(code or 0)
+        made.append(pid)
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: procs.state(pid) == "Z", timeout=10, message="the child to end")
+        return pid
+
+    yield make
+    for pid in made:
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.parametrize(("code", "want"), [(None, (None, 9)), (3, (3, None)), (0, (0, None))])
+def test_the_kernel_tells_an_unreaped_agents_status_when_nothing_else_does(
+        home: Path, zombie: Callable[[int | None], int], code: int | None, want: tuple[Any, ...]) -> None:
+    """An agent killed by a signal writes no exit file; unreaped by tmux, its pane's status is
+    blank: the wait status in /proc still says how it ended (it said nothing before)."""
+    h = Home(home)
+    make_job(h)
+    pid = zombie(code)
+    assert procs.exit_status(pid) == want
+    blank = PaneInfo("%1", "s", True, None, None, pid, "0,0")
+    got = control.with_exit_status(h, JOB, blank)
+    assert got is not None and (got.exit_code, got.signal) == want and got.settled
+    alive = PaneInfo("%1", "s", False, None, None, pid, "0,0")
+    assert control.with_exit_status(h, JOB, alive) is alive      # a live pane has no status yet
+    assert procs.exit_status(os.getpid()) is None                # a running process tells nothing
 
 
 @pytest.mark.parametrize(("line", "want"), [

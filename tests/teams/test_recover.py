@@ -44,7 +44,8 @@ def test_a_killed_agent_is_recovered_in_its_worktree_once_with_a_handoff_of_the_
     assert "reach the goal of parser" in handoff                       # the goal
     assert "part 1 of the parser" in handoff and "part 2 of the parser" in handoff   # its commits
     assert "`part-2.txt`" in handoff                                    # the files it changed
-    assert "signal 9" in handoff                                        # how the last session ended
+    assert "signal 9" in handoff, (                                    # how the last session ended
+        [e for e in events(zh, job) if e["type"] == "agent.exited"], handoff)
     # a new session in the same worktree, watched by the running supervisor, going on with the goal
     wait_until(lambda: len([e for e in events(zh, job) if e["type"] == "agent.spawned"]) == 2, timeout=20)
     s = wait_state(zh, job, "working", "waiting", timeout=30)

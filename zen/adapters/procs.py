@@ -231,6 +231,31 @@ def state(pid: int) -> str | None:
         return None
 
 
+def exit_status(pid: int) -> tuple[int | None, int | None] | None:
+    """(exit code, signal) of `pid` when it has ended but is not reaped yet (a zombie), else None.
+
+    The last field of /proc/<pid>/stat is the status waitpid will report (Linux >= 3.5). tmux
+    3.3a can leave a dead pane's process unreaped, its `#{pane_dead_status}` blank, and an
+    agent killed by a signal leaves no status file from zen's exit wrapper: the kernel still
+    knows how it ended. A zombie's pid is not reused until it is reaped, so the answer is its own.
+    """
+    try:
+        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    if not fields or fields[0] != "Z":
+        return None
+    try:
+        status = int(fields[-1])
+    except ValueError:
+        return None
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status)
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status), None
+    return None
+
+
 def _send(pids: list[int], sig: int) -> int:
     sent = 0
     for p in pids:

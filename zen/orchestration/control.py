@@ -210,15 +210,18 @@ def exit_file(home: Home, job_id: str) -> Path:
     return home.job(job_id).exit_file
 
 
-def with_exit_file(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo | None:
-    """tmux's exit status, else the one the pane's wrapper wrote (tmux 3.3a can leave a dead
-    pane's process unreaped, status blank, for as long as no other child of its server exits)."""
+def with_exit_status(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo | None:
+    """A dead pane's exit status: tmux's, else the one the pane's wrapper wrote, else the
+    kernel's for a process not reaped yet. tmux 3.3a can leave a dead pane's process unreaped,
+    status blank, for as long as no other child of its server exits; an agent killed by a
+    signal writes no status file, but as a zombie it still carries its wait status."""
     if info is None or info.settled:
         return info
     try:
         code = int(exit_file(home, job_id).read_text().strip())
     except (OSError, ValueError):
-        return info
+        told = procs.exit_status(info.pid) if info.dead and info.pid else None
+        return info if told is None else replace(info, exit_code=told[0], signal=told[1])
     if 128 < code < 128 + 65:  # the wrapper's shell reports a signal death as 128 + N
         return replace(info, exit_code=None, signal=code - 128)
     return replace(info, exit_code=code, signal=None)
@@ -226,7 +229,7 @@ def with_exit_file(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo |
 
 def settle_exit(ctx: JobContext, tmux: Tmux, info: PaneInfo | None, actor: str) -> dict[str, Any] | None:
     """The agent is gone: record its exit (once), harvest (once), close the dead session."""
-    info = with_exit_file(ctx.home, ctx.job_id, info)
+    info = with_exit_status(ctx.home, ctx.job_id, info)
     ev = append_exit_once(ctx.store, ctx.job_id, info, actor=actor)
     harvest_after_exit(ctx)
     snap = ctx.snapshot()
@@ -357,7 +360,7 @@ def stop_job(home: Home, job_id: str, *, grace_s: float | None = None, keys: lis
     tmux = Tmux.for_home(home)
     info: PaneInfo | None = None
     if snap.tmux_session:
-        info = with_exit_file(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys, key_pause_s))
+        info = with_exit_status(home, job_id, stop_pane(tmux, snap.tmux_session, grace, keys, key_pause_s))
     ev = append_exit_once(ctx.store, job_id, info, actor=actor, **({"why": reason} if reason else {}))
     harvested = harvest_after_exit(ctx)
     if snap.tmux_session:

@@ -125,7 +125,7 @@ def _recover(home: Home, store: JobStore, job_id: str, by: str) -> dict[str, Any
     tmux = Tmux.for_home(home)
     snap = store.snapshot(job_id)
     if snap.tmux_session:
-        info = control.with_exit_file(home, job_id, tmux.pane(snap.tmux_session))
+        info = control.with_exit_status(home, job_id, tmux.pane(snap.tmux_session))
         control.append_exit_once(store, job_id, info, actor=by)   # the old session's end, if unrecorded
         tmux.kill_session(snap.tmux_session)
     task = store.task(job_id)

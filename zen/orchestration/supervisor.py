@@ -481,7 +481,9 @@ class Supervisor:
                 self._finish_end(job_id, action, delay)
 
     def _settle_now(self, w: JobWatcher, info: PaneInfo | None) -> None:
-        info = control.with_exit_file(self.home, w.job_id, info)
+        if info is not None and not info.settled:  # the look that ended it saw no status: look again
+            info = self.tmux.pane(w.session) or info
+        info = control.with_exit_status(self.home, w.job_id, info)
         events = self.store.events(w.job_id)
         why = None if w.cancelled or info is None else core_schedule.early_failure(events, info.exit_code,
                                                                                     info.signal)

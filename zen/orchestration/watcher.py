@@ -45,7 +45,7 @@ from zen.errors import ZenError
 from zen.store import events as ev_store
 from zen.store.jobs import JobStore
 
-# how long a dead pane may go without an exit status (tmux's or the wrapper's) before it is
+# how long a dead pane may go without an exit status (from tmux, the wrapper or the kernel) before it is
 # settled anyway, with whatever is known
 SETTLE_WAIT_S = 2.0
 SCREEN_EVERY_S = 1.0
@@ -168,9 +168,10 @@ class JobWatcher:
         changed = self.read_timeline(now)
         if info is not None and info.dead and not info.settled:
             self.dead_since = self.dead_since or now
-            if now - self.dead_since < self.settings.settle_wait_s and not self.deps.store.paths(
-                    self.job_id).exit_file.exists():
-                return None  # neither tmux nor the wrapper has told the exit status yet
+            told = self.deps.store.paths(self.job_id).exit_file.exists() or (
+                info.pid is not None and procs.exit_status(info.pid) is not None)
+            if now - self.dead_since < self.settings.settle_wait_s and not told:
+                return None  # neither tmux, the wrapper nor the kernel has told the exit status yet
         if info is None or info.dead:
             return Ended(info)
         if self.paused and not self.cancelled:
