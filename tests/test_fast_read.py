@@ -17,9 +17,7 @@ import pytest
 from tests.helpers import zen
 from zen.cli.main import main as typer_main
 from zen.core.ids import iso, make_job_id
-from zen.core.jobstate import SNAPSHOT_DEFAULTS, Snap
-from zen.core.model import JobSnapshot, Task
-from zen.core.states import replay, replay_plain
+from zen.core.model import Task
 from zen.orchestration import query
 from zen.store import index
 from zen.store.home import Home
@@ -167,29 +165,6 @@ def test_the_fast_entry_loads_neither_typer_nor_pydantic(mixed: dict[str, str], 
             "print(bad, file=sys.stderr)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr
-
-
-def test_a_snap_is_a_job_snapshot_without_pydantic() -> None:
-    want = JobSnapshot(job="j").model_dump(mode="json")
-    assert list(want)[2:] == list(SNAPSHOT_DEFAULTS) and {k: want[k] for k in SNAPSHOT_DEFAULTS} == SNAPSHOT_DEFAULTS
-    events = [
-        {"seq": 1, "ts": "2026-01-01T00:00:00.000Z", "type": "task.received",
-         "task": {"name": "n", "agent": "cmd", "lane": "app", "priority": 2, "created_at": "2026-01-01T00:00:00.000Z"}},
-        {"seq": 2, "ts": "2026-01-01T00:00:01.000Z", "type": "worktree.created", "path": "/w", "branch": "b"},
-        {"seq": 3, "ts": "2026-01-01T00:00:02.000Z", "type": "agent.spawned", "session": "s", "target": "%1"},
-        {"seq": 4, "ts": "2026-01-01T00:00:03.000Z", "type": "usage", "input_tokens": 5, "cost_usd": 0.5},
-        {"seq": 5, "ts": "2026-01-01T00:00:04.000Z", "type": "turn.waiting", "reason": "approval"},
-        {"seq": 6, "ts": "2026-01-01T00:00:05.000Z", "type": "job.paused"},
-        {"seq": 7, "ts": "2026-01-01T00:00:06.000Z", "type": "job.resumed", "paused_s": 1.5},
-        {"seq": 8, "ts": "2026-01-01T00:00:07.000Z", "type": "something.new", "x": 1},
-        {"seq": 9, "ts": "2026-01-01T00:00:08.000Z", "type": "agent.exited", "exit_code": 3},
-    ]
-    for cut in range(len(events) + 1):
-        full = replay("j", events[:cut]).model_dump(mode="json")
-        assert replay_plain("j", events[:cut]).as_json() == full
-        # and folded on from a state.json written part way
-        start = Snap("j", replay("j", events[: cut // 2]).model_dump(mode="json"))
-        assert replay_plain("j", events[cut // 2: cut], start).as_json() == full
 
 
 def test_the_config_cache_follows_every_edit_of_zen_yaml(home: Path) -> None:
