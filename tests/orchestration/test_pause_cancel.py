@@ -64,9 +64,9 @@ def running(home: Path, tmp_path: Path) -> tuple[Home, JobStore, int]:
 def test_pause_stops_every_process_below_the_pane_and_records_it(running: tuple[Home, JobStore, int]) -> None:
     h, store, pid = running
     out = pause(h, "fix-login")
-    assert out["job"] == JOB and out["state"] == "paused"
+    assert out.job == JOB and out.state == "paused"
     [ev] = [e for e in store.events(JOB) if e["type"] == "job.paused"]
-    assert ev["seq"] == out["seq"] and ev["actor"] == "human" and ev["by"] == "human" and ev["pid"] == pid
+    assert ev["seq"] == out.seq and ev["actor"] == "human" and ev["by"] == "human" and ev["pid"] == pid
     kids = procs.descendants(pid)
     assert kids and all(procs.state(k) == "T" for k in kids)
     assert store.snapshot(JOB).state.value == "paused"
@@ -77,9 +77,9 @@ def test_resume_continues_them_returns_the_state_before_and_says_how_long(runnin
     before = store.snapshot(JOB).state.value
     pause(h, JOB)
     out = resume(h, JOB, by="dashboard")
-    assert out["state"] == before and out["paused_s"] >= 0.0
+    assert out.state == before and out.paused_s >= 0.0
     ev = store.events(JOB)[-1]
-    assert ev["type"] == "job.resumed" and ev["by"] == "dashboard" and ev["paused_s"] == out["paused_s"]
+    assert ev["type"] == "job.resumed" and ev["by"] == "dashboard" and ev["paused_s"] == out.paused_s
     wait_until(lambda: all(procs.state(k) != "T" for k in procs.descendants(pid)), timeout=5,
                message="the agent's processes to run again")
 

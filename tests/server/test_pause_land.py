@@ -3,6 +3,7 @@ stopped) and zen land (a clean merge into the lane's base, refused otherwise), o
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -121,6 +122,9 @@ def test_land_merges_a_clean_job_and_refuses_a_conflicting_one(zh: Path, lane: P
     r = zen("land", a, "--json")
     assert r.returncode == 0, r.stderr
     main_after = git(lane, "rev-parse", "main")
+    assert json.loads(r.stdout) == {"job": a, "lane": "app", "into": "main", "branch": f"zen/review/{a}",
+                                    "commit": main_after, "base_was": main_before,
+                                    "seq": max(e["seq"] for e in events(zh, a) if e["type"] == "job.landed")}
     assert main_after != main_before
     assert git(lane, "show", "main:src/app.py") == "print('from a')"
     parents = git(lane, "rev-list", "--parents", "-n", "1", "main").split()[1:]
@@ -141,7 +145,12 @@ def test_land_merges_a_clean_job_and_refuses_a_conflicting_one(zh: Path, lane: P
 
     again = zen("land", a)
     assert again.returncode == 1 and "already on main" in again.stderr
-    assert zen("land", c, "--dry-run").returncode == 0
+    dry = zen("land", c, "--dry-run")
+    assert dry.returncode == 0 and dry.stdout.strip() == f"zen/review/{c} merges cleanly into main ({lane})"
+    dry = zen("land", c, "--dry-run", "--json")
+    assert json.loads(dry.stdout) == {"job": c, "lane": "app", "repo": str(lane), "branch": f"zen/review/{c}",
+                                      "base": "main", "old": main_after,
+                                      "tip": git(lane, "rev-parse", f"zen/review/{c}")}
     assert git(lane, "rev-parse", "main") == main_after
     assert zen("land", c).returncode == 0
     assert git(lane, "show", "main:docs/c.md") == "# c"

@@ -136,7 +136,7 @@ def test_one_job_only_and_bad_or_unknown_cursors(quick: Served) -> None:
         assert c.get("/api/v1/agent/events", params={"job": "no-such-job"}).status_code == 404
 
 
-def test_the_server_stops_within_a_second_of_sigterm_with_clients_connected(tmp_path: Path) -> None:
+def test_sigterm_ends_every_connected_stream_cleanly_and_stops_the_server(tmp_path: Path) -> None:
     s = Served(tmp_path / "stop", supervise=False).start()
     try:
         opened = threading.Barrier(11, timeout=20)
@@ -156,15 +156,15 @@ def test_the_server_stops_within_a_second_of_sigterm_with_clients_connected(tmp_
             t.start()
         opened.wait()
         assert s.server is not None
-        t0 = time.monotonic()
         s.server.send_signal(signal.SIGTERM)
-        code = s.server.wait(timeout=10)
-        took = time.monotonic() - t0
-        assert code == 0
-        assert took < 1.0, f"zen serve took {took:.2f}s to stop with 10 clients connected"
+        # a deadline against a hang (the clients' read timeout is 30 s), not a benchmark
+        assert s.server.wait(timeout=10) == 0
+        # "Promptly" is that the server ended every stream itself: had it left them to uvicorn's
+        # one-second graceful timeout, the connections would be cut, and a cut stream raises in
+        # listen() instead of ending (checked: with the hub's stop() a no-op this fails, 0 of 10)
         for t in threads:
             t.join(timeout=5)
-        assert len(ended) == 10  # every stream was ended cleanly, not left hanging
+        assert len(ended) == 10  # every stream was ended cleanly, not left hanging or cut
         assert not (s.home / "control" / "server.json").exists()
     finally:
         s.stop()

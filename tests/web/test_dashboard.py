@@ -244,8 +244,10 @@ def test_the_file_browser_shows_the_diff_and_saves_a_humans_edit(page: Any, serv
     click(page, "#editor-save")
     path = served.home / "worktrees" / job / "notes.md"
     wait_until(lambda: "edited by a human" in path.read_text(), message="the save")
+    # the file is written first, then the edit recorded: wait for the record too
+    wait_until(lambda: [e for e in served.events(job) if e["type"] == "files.edited"], message="files.edited")
     edits = [e for e in served.events(job) if e["type"] == "files.edited"]
-    assert edits and edits[-1]["actor"] == "human" and edits[-1]["paths"] == ["notes.md"]
+    assert edits[-1]["actor"] == "human" and edits[-1]["paths"] == ["notes.md"]
     shot(page, "files")
     click(page, "#files-close")
     served.zen_ok("cancel", job)

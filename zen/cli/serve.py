@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import typer
@@ -28,22 +28,23 @@ def _human_only(what: str) -> None:
 def pause(job: str = JOB, json_out: bool = JSON) -> int:
     """Stop the agent's processes (SIGSTOP) where they are; its timeout clock stops too."""
     render.emit(do_pause(common.home(), job), json_out,
-                lambda r: [f"paused {r['job']} (zen resume {r['job']} continues it)"])
+                lambda r: [f"paused {r.job} (zen resume {r.job} continues it)"])
     return 0
 
 
 def resume(job: str = JOB, json_out: bool = JSON) -> int:
     """Continue a paused agent (SIGCONT); it returns to the state it was paused in."""
     render.emit(do_resume(common.home(), job), json_out,
-                lambda r: [f"resumed {r['job']} after {r['paused_s']:.1f}s paused; it is {r['state']}"])
+                lambda r: [f"resumed {r.job} after {r.paused_s:.1f}s paused; it is {r.state}"])
     return 0
 
 
-def _landed(r: Mapping[str, Any]) -> Iterator[render.Out]:
-    if "commit" in r:
-        yield f"landed {r['branch']} into {r['into']} at {str(r['commit'])[:12]}"
-    else:
-        yield f"{r['branch']} merges cleanly into {r['base']} ({r['repo']})"
+def _landed(r: landing.Landed) -> Iterator[render.Out]:
+    yield f"landed {r.branch} into {r.into} at {r.commit[:12]}"
+
+
+def _would_land(p: landing.LandPlan) -> Iterator[render.Out]:
+    yield f"{p.branch} merges cleanly into {p.base} ({p.repo})"
 
 
 def land(
@@ -55,8 +56,7 @@ def land(
     never into a checked-out branch, without touching any working tree. Humans only."""
     _human_only("zen land")
     if dry_run:
-        p = landing.plan(common.home(), job)
-        render.emit({k: p[k] for k in ("job", "lane", "repo", "branch", "base", "old", "tip")}, json_out, _landed)
+        render.emit(landing.plan(common.home(), job), json_out, _would_land)
         return 0
     render.emit(landing.land(common.home(), job), json_out, _landed)
     return 0

@@ -13,6 +13,7 @@ Recorded as `job.landed` in the job's timeline.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,51 @@ class LandRefused(ZenError):
     """The work cannot be landed as it is (conflicts, nothing to land, a live agent, ...)."""
 
 
+@dataclass(frozen=True)
+class LandPlan:
+    """What `land` would do: merge `tip` (the review branch) into `base` at `old`, as `tree`."""
+
+    job: str
+    name: str
+    lane: str
+    repo: Path
+    base: str
+    old: str
+    tip: str
+    tree: str
+    branch: str
+
+    @property
+    def base_ref(self) -> str:
+        return f"refs/heads/{self.base}"
+
+    def to_json(self) -> dict[str, Any]:
+        """What `zen land --dry-run --json` shows."""
+        return {"job": self.job, "lane": self.lane, "repo": str(self.repo), "branch": self.branch,
+                "base": self.base, "old": self.old, "tip": self.tip}
+
+
+@dataclass(frozen=True)
+class Landed:
+    """A landing on record: `commit` merges `branch` into `into`, which was at `base_was`."""
+
+    job: str
+    lane: str
+    into: str
+    branch: str
+    commit: str
+    base_was: str
+    seq: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def _who() -> str:
     return os.environ.get("USER") or "human"
 
 
-def plan(home: Home, ref: str) -> dict[str, Any]:
+def plan(home: Home, ref: str) -> LandPlan:
     """What `land` would do, or LandRefused with the reason: the checks without the merge."""
     store = JobStore(home)
     job_id = resolve_job(home, ref)
@@ -67,25 +108,22 @@ def plan(home: Home, ref: str) -> dict[str, Any]:
     if tree is None:
         shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
         raise LandRefused(f"{snap.review_branch} does not merge cleanly into {base}: conflicts in {shown}")
-    return {"job": job_id, "name": snap.name, "lane": lane, "repo": str(repo), "base": base, "base_ref": base_ref,
-            "old": old, "tip": tip, "tree": tree, "branch": snap.review_branch}
+    return LandPlan(job_id, snap.name, lane, Path(repo), base, old, tip, tree, snap.review_branch)
 
 
-def land(home: Home, ref: str, *, by: str | None = None) -> dict[str, Any]:
+def land(home: Home, ref: str, *, by: str | None = None) -> Landed:
     """Merge the job's review branch into its lane's base branch, or raise LandRefused."""
     p = plan(home, ref)
-    repo = Path(p["repo"])
-    message = (f"Land zen job {p['job']} ({p['name']})\n\n"
-               f"Merges {p['branch']} into {p['base']}; landed by {by or _who()} with zen land.\n")
-    commit = g.commit_tree(repo, p["tree"], [p["old"], p["tip"]], message)
-    if not g.move_ref(repo, p["base_ref"], commit, p["old"], f"zen land {p['job']}"):
-        raise LandRefused(f"{p['base']} moved while landing; nothing was changed (run zen land again)")
+    message = (f"Land zen job {p.job} ({p.name})\n\n"
+               f"Merges {p.branch} into {p.base}; landed by {by or _who()} with zen land.\n")
+    commit = g.commit_tree(p.repo, p.tree, [p.old, p.tip], message)
+    if not g.move_ref(p.repo, p.base_ref, commit, p.old, f"zen land {p.job}"):
+        raise LandRefused(f"{p.base} moved while landing; nothing was changed (run zen land again)")
     store = JobStore(home)
-    ev = store.append(p["job"], E.JOB_LANDED, actor="human", branch=p["branch"], commit=commit, into=p["base"],
-                      base_was=p["old"], tip=p["tip"], by=by or _who())
-    store.snapshot(p["job"])
-    return {"job": p["job"], "lane": p["lane"], "into": p["base"], "branch": p["branch"], "commit": commit,
-            "base_was": p["old"], "seq": ev["seq"]}
+    ev = store.append(p.job, E.JOB_LANDED, actor="human", branch=p.branch, commit=commit, into=p.base,
+                      base_was=p.old, tip=p.tip, by=by or _who())
+    store.snapshot(p.job)
+    return Landed(p.job, p.lane, p.base, p.branch, commit, p.old, ev["seq"])
 
 
-__all__ = ["LandRefused", "land", "plan"]
+__all__ = ["LandPlan", "LandRefused", "Landed", "land", "plan"]

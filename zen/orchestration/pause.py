@@ -11,6 +11,7 @@ The CLI, the HTTP API and the dashboard all call these two functions.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from zen.adapters import procs
@@ -27,6 +28,33 @@ from zen.store.jobs import JobStore
 PAUSABLE = (JobStatus.starting, JobStatus.working, JobStatus.waiting)
 
 
+@dataclass(frozen=True)
+class Paused:
+    """A pause on record: the job, its state after, the job.paused event's seq, its revision."""
+
+    job: str
+    state: str
+    seq: int
+    revision: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """A resume on record, with how long the agent was paused."""
+
+    job: str
+    state: str
+    seq: int
+    paused_s: float
+    revision: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def _last_pause(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The job.paused event not yet followed by job.resumed, if any."""
     for ev in reversed(events):
@@ -37,7 +65,7 @@ def _last_pause(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
-def pause(home: Home, ref: str, *, by: str = "human") -> dict[str, Any]:
+def pause(home: Home, ref: str, *, by: str = "human") -> Paused:
     """SIGSTOP the agent's process group and record job.paused. Refused unless it is live."""
     store = JobStore(home)
     job_id = resolve_job(home, ref)
@@ -64,10 +92,10 @@ def pause(home: Home, ref: str, *, by: str = "human") -> dict[str, Any]:
                         pid=info.pid)
         raise ZenError(f"job {job_id}'s agent ended before it could be paused")
     snap = store.snapshot(job_id)
-    return {"job": job_id, "state": snap.state.value, "seq": ev["seq"], "revision": snap.revision}
+    return Paused(job_id, snap.state.value, ev["seq"], snap.revision)
 
 
-def resume(home: Home, ref: str, *, by: str = "human") -> dict[str, Any]:
+def resume(home: Home, ref: str, *, by: str = "human") -> Resumed:
     """SIGCONT the agent's process group and record job.resumed with how long it was paused."""
     store = JobStore(home)
     job_id = resolve_job(home, ref)
@@ -93,8 +121,7 @@ def resume(home: Home, ref: str, *, by: str = "human") -> dict[str, Any]:
     if ev is None:
         raise ZenError(f"job {job_id} was resumed by someone else just now")
     snap = store.snapshot(job_id)
-    return {"job": job_id, "state": snap.state.value, "seq": ev["seq"], "paused_s": round(paused_s, 3),
-            "revision": snap.revision}
+    return Resumed(job_id, snap.state.value, ev["seq"], round(paused_s, 3), snap.revision)
 
 
-__all__ = ["pause", "resume"]
+__all__ = ["Paused", "Resumed", "pause", "resume"]

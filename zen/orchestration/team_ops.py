@@ -182,9 +182,9 @@ def control(home: Home, caller: Caller, job_id: str, action: str, expected_revis
 
 def _act(home: Home, caller: Caller, job_id: str, action: str) -> dict[str, Any] | None:
     if action == "pause":
-        return pause.pause(home, job_id, by=caller.label)
+        return pause.pause(home, job_id, by=caller.label).to_json()
     if action == "resume":
-        return pause.resume(home, job_id, by=caller.label)
+        return pause.resume(home, job_id, by=caller.label).to_json()
     if action == "cancel":
         return job_control.cancel(home, job_id, reason=f"cancelled by {caller.label}", actor=caller.actor).to_json()
     if action == "finish":

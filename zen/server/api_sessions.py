@@ -143,16 +143,16 @@ def harvest(job: str, h: Home = Depends(home)) -> ActionResult:
 @router.post("/sessions/{job}/pause", response_model=ActionResult)
 def pause_job(job: str, h: Home = Depends(home)) -> ActionResult:
     """Stop the agent's processes where they are (as `zen pause`); the timeout clock stops too."""
-    return ActionResult(**pause.pause(h, job))
+    return ActionResult(**pause.pause(h, job).to_json())
 
 
 @router.post("/sessions/{job}/resume", response_model=ActionResult)
 def resume_job(job: str, h: Home = Depends(home)) -> ActionResult:
     """Continue a paused agent (as `zen resume`)."""
-    return ActionResult(**pause.resume(h, job))
+    return ActionResult(**pause.resume(h, job).to_json())
 
 
 @router.post("/sessions/{job}/land", response_model=LandResult)
 def land_job(job: str, h: Home = Depends(home)) -> LandResult:
     """Merge the job's review branch into its lane's base (as `zen land`): clean merges only."""
-    return LandResult(**land.land(h, job))
+    return LandResult(**land.land(h, job).to_json())
