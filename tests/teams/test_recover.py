@@ -3,6 +3,7 @@ whose handoff names the goal and the work done; two recoveries at once: one runs
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -39,6 +40,9 @@ def test_a_killed_agent_is_recovered_in_its_worktree_once_with_a_handoff_of_the_
     assert refused[0][0] == 1 and one_line(refused[0][2])
     assert "already running" in refused[0][2] or "still running" in refused[0][2]
     assert len([e for e in events(zh, job) if e["type"] == "recovery.started"]) == 1
+    said = json.loads(ok[0][1])
+    assert (said["job"], said["attempt"], said["worktree"]) == (job, 1, first.worktree)
+    assert said["handoff"] == str(Home(zh).job(job).dir / "recovery.md") and said["session"]
 
     handoff = (Home(zh).job(job).dir / "recovery.md").read_text()
     assert "reach the goal of parser" in handoff                       # the goal

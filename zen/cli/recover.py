@@ -18,8 +18,8 @@ def recover(job: str = typer.Argument(..., help="The job whose agent died or who
     refused while one runs. The first session's work stays on the job's branches."""
     home = common.home()
     result = run(home, resolve_job(home, job))
-    render.emit(result, json_out, lambda r: [f"recovered {r['job']}: attempt {r['attempt']} in {r['worktree']} "
-                                             f"(handoff {r['handoff']})"])
+    render.emit(result, json_out, lambda r: [f"recovered {r.job}: attempt {r.attempt} in {r.worktree} "
+                                             f"(handoff {r.handoff})"])
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,23 @@ def recovery_handoff(home: Home, job_id: str, task: Task) -> str:
     return "\n".join(lines)
 
 
-def recover(home: Home, ref: str, *, by: str = "human") -> dict[str, Any]:
+@dataclass(frozen=True)
+class Recovered:
+    """A new agent session for the job: which attempt, where it runs, the handoff it reads."""
+
+    job: str
+    attempt: int
+    state: str
+    session: str
+    worktree: Path
+    handoff: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job, "attempt": self.attempt, "state": self.state, "session": self.session,
+                "worktree": str(self.worktree), "handoff": str(self.handoff)}
+
+
+def recover(home: Home, ref: str, *, by: str = "human") -> Recovered:
     """Start a new agent session for the job in its worktree, under the job's recovery lease."""
     store = JobStore(home)
     job_id = resolve_job(home, ref)
@@ -117,7 +134,7 @@ def recover(home: Home, ref: str, *, by: str = "human") -> dict[str, Any]:
         os.close(fd)
 
 
-def _recover(home: Home, store: JobStore, job_id: str, by: str) -> dict[str, Any]:
+def _recover(home: Home, store: JobStore, job_id: str, by: str) -> Recovered:
     why = recoverable(home, job_id)
     if why is not None:
         raise RecoveryRefused(why)
@@ -143,8 +160,7 @@ def _recover(home: Home, store: JobStore, job_id: str, by: str) -> dict[str, Any
     adopt_dir(home).mkdir(parents=True, exist_ok=True)
     atomic_write(adopt_dir(home) / job_id, f"{attempt}\n", durable=False)
     snap = store.snapshot(job_id)
-    return {"job": job_id, "attempt": attempt, "state": snap.state.value, "session": started.session,
-            "worktree": str(worktree), "handoff": str(handoff)}
+    return Recovered(job_id, attempt, snap.state.value, started.session, worktree, handoff)
 
 
-__all__ = ["RecoveryRefused", "adopt_dir", "recover", "recoverable", "recovery_handoff"]
+__all__ = ["Recovered", "RecoveryRefused", "adopt_dir", "recover", "recoverable", "recovery_handoff"]
