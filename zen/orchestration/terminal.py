@@ -10,6 +10,7 @@ human, via grid) like `zen send`: the timeline reads input, then the work it cau
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from zen.adapters import tmux as tmux_adapter
@@ -27,7 +28,36 @@ KEY_RE = re.compile(r"^(Enter|Tab|BTab|BSpace|Escape|Space|Up|Down|Left|Right|Ho
 SHOWN_KEYS = {"Enter": "\n", "Tab": "\t", "Space": " "}
 
 
-def screen(home: Home, ref: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Screen:
+    """A pane's visible screen: its rows joined by newlines (with SGR colour escapes), the
+    cursor, the size, and whether an agent is live in it."""
+
+    job: str
+    text: str = ""
+    cursor_x: int = 0
+    cursor_y: int = 0
+    width: int = 0
+    height: int = 0
+    live: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Typed:
+    """Input typed into an agent's terminal, on record as the input.sent event `seq`."""
+
+    job: str
+    seq: int
+    state: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def screen(home: Home, ref: str) -> Screen:
     """The visible screen of the job's pane: rows (with SGR colour escapes), cursor, size."""
     job_id = resolve_job(home, ref)
     snap = JobStore(home).snapshot(job_id)
@@ -35,10 +65,9 @@ def screen(home: Home, ref: str) -> dict[str, Any]:
     info = tmux.pane(snap.tmux_session) if snap.tmux_session else None
     got = tmux_adapter.screen(tmux, info.pane_id) if info is not None else None
     if got is None:
-        return {"job": job_id, "text": "", "cursor_x": 0, "cursor_y": 0, "width": 0, "height": 0, "live": False}
+        return Screen(job_id)
     rows, cx, cy, w, h = got
-    return {"job": job_id, "text": "\n".join(rows), "cursor_x": cx, "cursor_y": cy, "width": w, "height": h,
-            "live": bool(info and not info.dead and snap.state.live)}
+    return Screen(job_id, "\n".join(rows), cx, cy, w, h, bool(info and not info.dead and snap.state.live))
 
 
 def describe(items: list[tuple[str, str]]) -> str:
@@ -46,7 +75,7 @@ def describe(items: list[tuple[str, str]]) -> str:
     return "".join(v if k == "text" else SHOWN_KEYS.get(v, f"<{v}>") for k, v in items)
 
 
-def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = "grid") -> dict[str, Any]:
+def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = "grid") -> Typed:
     """Type into a live agent's terminal (a human at a focused tile); recorded as input.sent."""
     if not items:
         raise UsageError("nothing to type")
@@ -73,7 +102,7 @@ def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = 
     except ZenError as exc:
         store.append(job_id, E.INPUT_FAILED, actor="human", reason=str(exc))
         raise
-    return {"job": job_id, "seq": ev["seq"], "state": snap.state.value}
+    return Typed(job_id, ev["seq"], snap.state.value)
 
 
-__all__ = ["KEY_RE", "describe", "screen", "type_keys"]
+__all__ = ["KEY_RE", "Screen", "Typed", "describe", "screen", "type_keys"]

@@ -88,7 +88,7 @@ async def _screens(c: ServerContext, job_id: str) -> AsyncIterator[str]:
     hub = c.hub
     key = f"pane:{job_id}"
     yield "retry: 1000\n\n"
-    last: dict[str, Any] | None = None
+    last: terminal.Screen | None = None
     while not hub.stopping:
         seen = {key: hub.hint(key)}
         try:
@@ -97,12 +97,12 @@ async def _screens(c: ServerContext, job_id: str) -> AsyncIterator[str]:
             shot = None
         if shot is not None and shot != last:
             last = shot
-            yield frame(shot, event="screen")
+            yield frame(shot.to_json(), event="screen")
         t0 = time.monotonic()
         # a live agent's screen changes with its output (file events on pane.log); re-read at
         # least every two seconds for cursor moves that print nothing
         got = await hub.wait(hub.end() + 10**12, 2.0, (key,), seen)
-        if not got and not hub.stopping and shot is not None and not shot.get("live"):
+        if not got and not hub.stopping and shot is not None and not shot.live:
             yield ": keepalive\n\n"
         gap = SCREEN_MIN_GAP_S - (time.monotonic() - t0)
         if gap > 0:

@@ -107,13 +107,13 @@ def send_keys(job: str, body: KeysBody, h: Home = Depends(home)) -> ActionResult
         if (item.text is None) == (item.key is None):
             raise UsageError("each item is either text or a key, not both or neither")
         items.append(("text", item.text) if item.text is not None else ("key", str(item.key)))
-    return ActionResult(**terminal.type_keys(h, job, items))
+    return ActionResult(**terminal.type_keys(h, job, items).to_json())
 
 
 @router.get("/sessions/{job}/screen", response_model=Screen)
 def get_screen(job: str, h: Home = Depends(home)) -> Screen:
     """The agent's terminal as tmux shows it now (rows with colour escapes, cursor, size)."""
-    return Screen(**terminal.screen(h, job))
+    return Screen(**terminal.screen(h, job).to_json())
 
 
 def _stopped(stopped: control.Stopped) -> ActionResult:
