@@ -12,6 +12,7 @@ its sha256); it is recorded as `files.edited` with actor `human`.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,57 @@ MAX_READ = 2_000_000
 MAX_DIFF = 1_000_000
 _PRIVATE = {".git", WORKTREE_PRIVATE, WORKTREE_TMP}
 _STATUS = {"M": "M", "A": "A", "D": "D", "T": "M"}
+
+
+@dataclass(frozen=True)
+class _Result:
+    """A result of this module as the API sends it (its fields, nested ones as plain data)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class WorkFile(_Result):
+    path: str
+    status: str          # "" unchanged, M modified, A added, D deleted (against the base)
+
+
+@dataclass(frozen=True)
+class Listing(_Result):
+    job: str
+    worktree: Path
+    base_commit: str | None
+    files: list[WorkFile]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "worktree": str(self.worktree)}
+
+
+@dataclass(frozen=True)
+class Diff(_Result):
+    job: str
+    base_commit: str
+    diff: str            # as `git diff` prints it, cut at MAX_DIFF
+    stat: str
+
+
+@dataclass(frozen=True)
+class FileText(_Result):
+    job: str
+    path: str
+    content: str         # "" for a binary file
+    sha: str             # sha256 of the bytes, for a compare-and-set save
+    binary: bool
+
+
+@dataclass(frozen=True)
+class Saved(_Result):
+    job: str
+    path: str
+    sha: str
+    seq: int             # the files.edited event
+    created: bool
 
 
 def _worktree(home: Home, ref: str) -> tuple[str, Path, str | None]:
@@ -56,7 +108,7 @@ def safe_path(worktree: Path, rel: str) -> Path:
     return target
 
 
-def listing(home: Home, ref: str) -> dict[str, Any]:
+def listing(home: Home, ref: str) -> Listing:
     """Every file the work holds now, each marked against the base: M, A, D, or ''."""
     job_id, wt, base = _worktree(home, ref)
     tree = g.snapshot_tree(wt)
@@ -67,11 +119,10 @@ def listing(home: Home, ref: str) -> dict[str, Any]:
             if path:
                 changed[path] = _STATUS.get(code[:1], "M")
     paths = set(g.tree_paths(wt, tree)) | {p for p, c in changed.items() if c == "D"}
-    files = [{"path": p, "status": changed.get(p, "")} for p in sorted(paths)]
-    return {"job": job_id, "worktree": str(wt), "base_commit": base, "files": files}
+    return Listing(job_id, wt, base, [WorkFile(p, changed.get(p, "")) for p in sorted(paths)])
 
 
-def diff(home: Home, ref: str) -> dict[str, Any]:
+def diff(home: Home, ref: str) -> Diff:
     """The work against the base it started from, as `git diff` prints it."""
     job_id, wt, base = _worktree(home, ref)
     if not base:
@@ -80,14 +131,14 @@ def diff(home: Home, ref: str) -> dict[str, Any]:
     text = g.diff_objects(wt, base, tree)
     if len(text) > MAX_DIFF:
         text = text[:MAX_DIFF] + "\n[... the diff is longer; git diff shows all of it]\n"
-    return {"job": job_id, "base_commit": base, "diff": text, "stat": g.diff_objects(wt, base, tree, stat=True)}
+    return Diff(job_id, base, text, g.diff_objects(wt, base, tree, stat=True))
 
 
 def sha_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read(home: Home, ref: str, rel: str) -> dict[str, Any]:
+def read(home: Home, ref: str, rel: str) -> FileText:
     job_id, wt, _ = _worktree(home, ref)
     target = safe_path(wt, rel)
     if not target.is_file():
@@ -98,11 +149,11 @@ def read(home: Home, ref: str, rel: str) -> dict[str, Any]:
     data = target.read_bytes()
     binary = b"\0" in data[:8192]
     text = "" if binary else data.decode("utf-8", errors="replace")
-    return {"job": job_id, "path": rel, "content": text, "sha": sha_of(data), "binary": binary}
+    return FileText(job_id, rel, text, sha_of(data), binary)
 
 
 def write(home: Home, ref: str, rel: str, content: str, *, expected_sha: str | None = None,
-          actor: str = "human") -> dict[str, Any]:
+          actor: str = "human") -> Saved:
     """A human's save: the file replaced atomically, recorded as files.edited."""
     job_id, wt, _ = _worktree(home, ref)
     target = safe_path(wt, rel)
@@ -120,8 +171,8 @@ def write(home: Home, ref: str, rel: str, content: str, *, expected_sha: str | N
     digest = sha_of(data)
     ev = JobStore(home).append(job_id, E.FILES_EDITED, actor=actor, op="write" if existed else "create",
                                paths=[rel], bytes=len(data), sha=digest)
-    return {"job": job_id, "path": rel, "sha": digest, "seq": ev["seq"], "created": not existed}
+    return Saved(job_id, rel, digest, ev["seq"], not existed)
 
 
-__all__ = ["diff", "listing", "read", "safe_path", "write"]
+__all__ = ["Diff", "FileText", "Listing", "Saved", "WorkFile", "diff", "listing", "read", "safe_path", "write"]
 
