@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from zen.core.durations import parse_duration
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.model import JobSnapshot
+from zen.core.results import Result
 from zen.errors import NotFound, UsageError, ZenError
 from zen.store.config import Config, lane_path
 from zen.store.events import read_events
@@ -36,7 +37,7 @@ CHANGE_TYPES = frozenset({E.FILES_CHANGED, E.COORD_OVERLAP, E.COORD_CONFLICT, E.
 
 
 @dataclass(frozen=True)
-class LeaseView:
+class LeaseView(Result):
     id: str
     lane: str
     job: str
@@ -51,9 +52,6 @@ class LeaseView:
     fixed: bool
     live: bool           # not expired and its job alive: it is enforced
     job_state: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def view(home: Home, lease: leases.Lease, now: str | None = None) -> LeaseView:

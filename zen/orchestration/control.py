@@ -21,7 +21,7 @@ import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from zen.core.events import EventType as E
 from zen.core.model import JobSnapshot, JobStatus, Level
 from zen.core.recovery import harvest_pending
 from zen.core.refs import resolve
+from zen.core.results import Result
 from zen.errors import NotFound, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
@@ -261,15 +262,12 @@ def typing_of(agent: str | None) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Sent:
-    """Text typed into a waiting agent (`zen send`): the input.sent event's seq."""
+class Sent(Result):
+    """Text typed into an agent (`zen send`, a grid tile): the input.sent event's seq."""
 
     job: str
     seq: int
     state: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -294,15 +292,12 @@ class Stopped:
 
 
 @dataclass(frozen=True)
-class Cleaned:
+class Cleaned(Result):
     """A removed worktree (`zen clean`); the work stays on its review branch."""
 
     job: str
     worktree: str
     review_branch: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def send(home: Home, ref: str, text: str, *, force: bool = False) -> Sent:

@@ -13,12 +13,13 @@ Recorded as `job.landed` in the job's timeline.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zen.adapters import git as g
 from zen.core.events import EventType as E
+from zen.core.results import Result
 from zen.errors import ZenError
 from zen.orchestration.lanes import resolve_lane
 from zen.orchestration.query import resolve_job
@@ -32,7 +33,7 @@ class LandRefused(ZenError):
 
 
 @dataclass(frozen=True)
-class LandPlan:
+class LandPlan(Result):
     """What `land` would do: merge `tip` (the review branch) into `base` at `old`, as `tree`."""
 
     job: str
@@ -56,7 +57,7 @@ class LandPlan:
 
 
 @dataclass(frozen=True)
-class Landed:
+class Landed(Result):
     """A landing on record: `commit` merges `branch` into `into`, which was at `base_was`."""
 
     job: str
@@ -66,9 +67,6 @@ class Landed:
     commit: str
     base_was: str
     seq: int
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _who() -> str:

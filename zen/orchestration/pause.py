@@ -11,7 +11,7 @@ The CLI, the HTTP API and the dashboard all call these two functions.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from zen.adapters import procs
@@ -19,6 +19,7 @@ from zen.adapters.tmux import Tmux
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso, utcnow
 from zen.core.model import JobStatus
+from zen.core.results import Result
 from zen.errors import ZenError
 from zen.orchestration.query import resolve_job
 from zen.store import events as ev_store
@@ -29,7 +30,7 @@ PAUSABLE = (JobStatus.starting, JobStatus.working, JobStatus.waiting)
 
 
 @dataclass(frozen=True)
-class Paused:
+class Paused(Result):
     """A pause on record: the job, its state after, the job.paused event's seq, its revision."""
 
     job: str
@@ -37,12 +38,9 @@ class Paused:
     seq: int
     revision: int
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class Resumed:
+class Resumed(Result):
     """A resume on record, with how long the agent was paused."""
 
     job: str
@@ -50,9 +48,6 @@ class Resumed:
     seq: int
     paused_s: float
     revision: int
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _last_pause(events: list[dict[str, Any]]) -> dict[str, Any] | None:

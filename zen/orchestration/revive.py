@@ -23,6 +23,7 @@ from zen.adapters import git as g
 from zen.adapters.tmux import Tmux
 from zen.core.events import EventType as E
 from zen.core.model import JobStatus, Task
+from zen.core.results import Result
 from zen.errors import ZenError
 from zen.orchestration import control, spawn
 from zen.orchestration.context import JobContext
@@ -103,7 +104,7 @@ def recovery_handoff(home: Home, job_id: str, task: Task) -> str:
 
 
 @dataclass(frozen=True)
-class Recovered:
+class Recovered(Result):
     """A new agent session for the job: which attempt, where it runs, the handoff it reads."""
 
     job: str

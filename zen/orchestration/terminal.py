@@ -10,14 +10,15 @@ human, via grid) like `zen send`: the timeline reads input, then the work it cau
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from zen.adapters import tmux as tmux_adapter
 from zen.adapters.tmux import Tmux
 from zen.core.events import EventType as E
 from zen.core.model import JobStatus
+from zen.core.results import Result
 from zen.errors import UsageError, ZenError
+from zen.orchestration.control import Sent
 from zen.orchestration.query import resolve_job
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -29,7 +30,7 @@ SHOWN_KEYS = {"Enter": "\n", "Tab": "\t", "Space": " "}
 
 
 @dataclass(frozen=True)
-class Screen:
+class Screen(Result):
     """A pane's visible screen: its rows joined by newlines (with SGR colour escapes), the
     cursor, the size, and whether an agent is live in it."""
 
@@ -40,21 +41,6 @@ class Screen:
     width: int = 0
     height: int = 0
     live: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Typed:
-    """Input typed into an agent's terminal, on record as the input.sent event `seq`."""
-
-    job: str
-    seq: int
-    state: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def screen(home: Home, ref: str) -> Screen:
@@ -75,7 +61,7 @@ def describe(items: list[tuple[str, str]]) -> str:
     return "".join(v if k == "text" else SHOWN_KEYS.get(v, f"<{v}>") for k, v in items)
 
 
-def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = "grid") -> Typed:
+def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = "grid") -> Sent:
     """Type into a live agent's terminal (a human at a focused tile); recorded as input.sent."""
     if not items:
         raise UsageError("nothing to type")
@@ -102,7 +88,7 @@ def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = 
     except ZenError as exc:
         store.append(job_id, E.INPUT_FAILED, actor="human", reason=str(exc))
         raise
-    return Typed(job_id, ev["seq"], snap.state.value)
+    return Sent(job_id, ev["seq"], snap.state.value)
 
 
-__all__ = ["KEY_RE", "Screen", "Typed", "describe", "screen", "type_keys"]
+__all__ = ["KEY_RE", "Screen", "describe", "screen", "type_keys"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from zen.adapters import git as g
 from zen.core.events import EventType as E
+from zen.core.results import Result
 from zen.errors import Conflict, NotFound, UsageError, ZenError
 from zen.orchestration.query import resolve_job
 from zen.store.atomic import atomic_write
@@ -32,21 +33,13 @@ _STATUS = {"M": "M", "A": "A", "D": "D", "T": "M"}
 
 
 @dataclass(frozen=True)
-class _Result:
-    """A result of this module as the API sends it (its fields, nested ones as plain data)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class WorkFile(_Result):
+class WorkFile(Result):
     path: str
     status: str          # "" unchanged, M modified, A added, D deleted (against the base)
 
 
 @dataclass(frozen=True)
-class Listing(_Result):
+class Listing(Result):
     job: str
     worktree: Path
     base_commit: str | None
@@ -57,7 +50,7 @@ class Listing(_Result):
 
 
 @dataclass(frozen=True)
-class Diff(_Result):
+class Diff(Result):
     job: str
     base_commit: str
     diff: str            # as `git diff` prints it, cut at MAX_DIFF
@@ -65,7 +58,7 @@ class Diff(_Result):
 
 
 @dataclass(frozen=True)
-class FileText(_Result):
+class FileText(Result):
     job: str
     path: str
     content: str         # "" for a binary file
@@ -74,7 +67,7 @@ class FileText(_Result):
 
 
 @dataclass(frozen=True)
-class Saved(_Result):
+class Saved(Result):
     job: str
     path: str
     sha: str
