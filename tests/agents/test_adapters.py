@@ -62,11 +62,11 @@ def test_hook_settings_register_the_guardian_and_every_turn_event() -> None:
     assert s["permissions"] == {"allow": ["mcp__zen"]}
     for g in pre:
         assert g["hooks"] == [{"type": "command", "command": f"{Q} guard hook", "timeout": 10}]
-    for event in ("Stop", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd"):
+    for event in ("Stop", "StopFailure", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd"):
         [group] = s["hooks"][event]
         assert "matcher" not in group
         assert group["hooks"][0]["command"] == f"{Q} hook {event}"
-    assert set(s["hooks"]) == {"PreToolUse", "Stop", "Notification", "PermissionRequest",
+    assert set(s["hooks"]) == {"PreToolUse", "Stop", "StopFailure", "Notification", "PermissionRequest",
                                "UserPromptSubmit", "SessionEnd"}
 
 

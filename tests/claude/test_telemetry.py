@@ -55,7 +55,9 @@ def test_otel_and_transcript_agree_exactly_and_an_api_error_is_counted(running: 
                   text("Second turn done.", usage=U3)]
     job = Job(running, dispatch("Write one.txt", "--lane", "app", "--name", "otel"))
     job.wait_event("api.error", timeout=120)
-    first = job.wait_event("turn.waiting", timeout=60)
+    # the turn's end is told at once by StopFailure (Notification's idle prompt would take 60 s)
+    first = job.wait_event("turn.waiting", timeout=30, hook="StopFailure")
+    assert first["reason"] == "idle" and first["error"]      # Claude Code's kind: server_error for a 529
     assert zen("send", job.id, "Please try again.").returncode == 0
     job.wait_event("turn.waiting", after_seq=job.wait_event("input.sent", after_seq=first["seq"])["seq"],
                    timeout=90, actor="hook")

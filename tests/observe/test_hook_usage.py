@@ -37,6 +37,32 @@ def test_zen_hook_stop_records_turn_waiting_then_usage_from_the_transcript(home:
     assert used[0]["model"] == "claude-sonnet-4-5" and used[0]["api_calls"] == 1
 
 
+def test_stop_failure_says_at_once_that_an_api_error_ended_the_turn(home: Path, tmp_path: Path) -> None:
+    """Claude Code fires StopFailure instead of Stop when an API error ends the turn: the job is
+    waiting now, with the error, and the usage of the calls that went through is recorded."""
+    from tests.helpers import zen
+
+    job_dir = home / "jobs" / "j4"
+    job_dir.mkdir(parents=True)
+    events.append(job_dir, "j4", "task.received")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(_line("m1", "r1") + "\n")
+    payload = json.dumps({"hook_event_name": "StopFailure", "transcript_path": str(transcript),
+                          "error": "overloaded", "error_details": "529 Overloaded",
+                          "last_assistant_message": "API Error: 529 Overloaded"})
+    env = {"ZEN_HOME": str(home), "ZEN_JOB_ID": "j4"}
+    assert zen("hook", "StopFailure", input=payload, env=env).returncode == 0
+    # the idle prompt Claude Code notifies a minute later says nothing new
+    idle = json.dumps({"hook_event_name": "Notification", "notification_type": "idle_prompt"})
+    assert zen("hook", "Notification", input=idle, env=env).returncode == 0
+    evs = list(events.read_events(job_dir / "events.jsonl"))
+    assert [e["type"] for e in evs] == ["task.received", "turn.waiting", "usage"]
+    waiting = evs[1]
+    assert (waiting["reason"], waiting["hook"], waiting["error"], waiting["actor"]) == (
+        "idle", "StopFailure", "overloaded", "hook")
+    assert evs[2]["api_calls"] == 1
+
+
 def test_stop_waits_for_the_turns_last_message_to_reach_the_transcript(home: Path, tmp_path: Path) -> None:
     """Claude Code writes the transcript asynchronously; at Stop the last answer may still be on
     its way. The hook waits (briefly) for the message Stop reported."""

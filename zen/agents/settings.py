@@ -24,8 +24,10 @@ GUARDED_MATCHERS = ("Bash", "Edit|Write|MultiEdit|NotebookEdit", "Read|Glob|Grep
 # zen's own MCP tools run without a permission prompt (zen/agents/teamtools.py; the guardian
 # still checks every call)
 ALLOWED_TOOLS = ("mcp__zen",)
-# Claude Code events that tell zen where a turn stands
-TURN_EVENTS = ("Stop", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd")
+# Claude Code events that tell zen where a turn stands (StopFailure fires instead of Stop when an
+# API error ended the turn; without it such a turn looked like work until Notification's idle
+# prompt, a minute later)
+TURN_EVENTS = ("Stop", "StopFailure", "Notification", "PermissionRequest", "UserPromptSubmit", "SessionEnd")
 
 
 def hook_settings(zen_argv: list[str]) -> dict[str, Any]:

@@ -45,6 +45,8 @@ FORMAT_VERSION = 1
 #                 state report in its output)
 #   v1  issue 20  remote.*: turns run as Ray jobs (submit, submitted, started, pushed, finished,
 #                 ended, fetched); a worker's events carry `via` (<submission>#<n>).
+#   v1  issue 12  turn.waiting gains `error` (Claude Code's StopFailure hook: the API error that
+#                 ended the turn, e.g. overloaded).
 
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
@@ -271,7 +273,7 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
           opt("socket", STR), opt("adopted", BOOL), opt("initial_input", STR)),
     _spec(E.TURN_WORKING, "the agent works", opt("by", STR), opt("hook", STR)),
     _spec(E.TURN_WAITING, "the agent waits for a human (reason: idle | question | approval | dialog)",
-          req("reason", STR), opt("by", STR), opt("hook", STR), opt("tool", STR)),
+          req("reason", STR), opt("by", STR), opt("hook", STR), opt("tool", STR), opt("error", STR)),
     _spec(E.INPUT_SENT, "text typed into the agent's terminal",
           req("text", STR), req("chars", INT), opt("forced", BOOL), opt("initial", BOOL),
           opt("via", STR), opt("keys", LIST)),

@@ -5,6 +5,8 @@ readers and the zen.core event catalogue, nothing else (no typer, pydantic or ru
 does nothing, and whatever happens it exits 0 without a traceback.
 
     Stop                                  -> turn.waiting  idle (question if the last message asks)
+    StopFailure                           -> turn.waiting  idle, with the API error that ended the
+                                             turn (`error`: overloaded, rate_limit, ...)
     Notification permission_prompt        -> turn.waiting  approval (Gemini CLI: ToolPermission)
     Notification idle_prompt              -> turn.waiting  idle
     PermissionRequest                     -> turn.waiting  approval
@@ -65,6 +67,8 @@ def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
     if event == "Stop":
         reason = "question" if _asks(payload.get("last_assistant_message")) else "idle"
         return E.TURN_WAITING, {"reason": reason, "hook": event}
+    if event == "StopFailure":
+        return E.TURN_WAITING, {"reason": "idle", "hook": event, "error": str(payload.get("error") or "unknown")}
     if event == "Notification":
         kind = payload.get("notification_type") or ""
         if kind in ("permission_prompt", "ToolPermission"):   # Claude Code, Gemini CLI
@@ -94,22 +98,31 @@ def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
     return None
 
 
-def _last_event(path: Path) -> dict[str, Any] | None:
+# what changes where a turn stands: a hook's turn.waiting repeats the last one unless one of these
+# came between (usage, files.changed, telemetry and guard decisions change nothing)
+_TURN_TYPES = frozenset({E.TURN_WAITING, E.TURN_WORKING, E.INPUT_SENT, E.AGENT_SPAWNED, E.SESSION_ENDED})
+
+
+def _last_turn_event(path: Path, window: int = 65536) -> dict[str, Any] | None:
+    """The last event in the timeline's tail that says where the turn stands, or None."""
     try:
         with path.open("rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - 8192))
+            f.seek(max(0, size - window))
             lines = f.read().split(b"\n")
     except OSError:
         return None
     for line in reversed(lines):
-        if line.strip():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                return None
-            return ev if isinstance(ev, dict) else None
+        if b'"turn.' not in line and b'"input.sent"' not in line and b'"agent.spawned"' not in line \
+                and b'"session.ended"' not in line:
+            continue  # not one of them (a cheap look before parsing)
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue  # the first line of the window, cut
+        if isinstance(ev, dict) and ev.get("type") in _TURN_TYPES:
+            return ev
     return None
 
 
@@ -164,7 +177,7 @@ def _record_usage(agent: str, event: str, job_dir: Path, job: str, home: Path, p
     if event == "aider-notify" and payload.get("usage_file"):
         # aider says nothing to its notification command: the adapter names its analytics log
         transcript, event = payload["usage_file"], "Stop"
-    if not transcript or event not in ("Stop", "SessionEnd"):
+    if not transcript or event not in ("Stop", "StopFailure", "SessionEnd"):
         return
     # only after a turn with a transcript: keeps every other call lean
     from zen.observe import record as usage
@@ -205,8 +218,8 @@ def _main(argv: list[str]) -> int:
     etype, fields = found
     # messages queued while the agent worked go out now: it goes on with them, so no turn ended
     went_on = event == "Stop" and _deliver_queued(paths, job)
-    last = _last_event(paths.events)
-    # A Notification(idle) right after the Stop that already said so adds nothing
+    last = _last_turn_event(paths.events)
+    # A Notification(idle) after the Stop that already said so adds nothing
     if not went_on and not (last and last.get("type") == etype and last.get("actor") == Actor.HOOK
             and last.get("reason") == fields.get("reason") and etype != E.SESSION_ENDED):
         events.append(paths.dir, job, etype, actor=Actor.HOOK, **fields)
