@@ -101,6 +101,7 @@ def translate(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]
 # what changes where a turn stands: a hook's turn.waiting repeats the last one unless one of these
 # came between (usage, files.changed, telemetry and guard decisions change nothing)
 _TURN_TYPES = frozenset({E.TURN_WAITING, E.TURN_WORKING, E.INPUT_SENT, E.AGENT_SPAWNED, E.SESSION_ENDED})
+_TURN_NEEDLES = tuple(f'"{t}"'.encode() for t in _TURN_TYPES)   # as a line spells them
 
 
 def _last_turn_event(path: Path, window: int = 65536) -> dict[str, Any] | None:
@@ -114,8 +115,7 @@ def _last_turn_event(path: Path, window: int = 65536) -> dict[str, Any] | None:
     except OSError:
         return None
     for line in reversed(lines):
-        if b'"turn.' not in line and b'"input.sent"' not in line and b'"agent.spawned"' not in line \
-                and b'"session.ended"' not in line:
+        if not any(n in line for n in _TURN_NEEDLES):
             continue  # not one of them (a cheap look before parsing)
         try:
             ev = json.loads(line)
