@@ -223,12 +223,19 @@ def descendants_in(kids: dict[int, list[int]], pid: int) -> list[int]:
     return out
 
 
-def state(pid: int) -> str | None:
-    """The kernel's state letter of `pid` (T = stopped), or None when it is gone."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after "pid (comm)" (state first), or None when it is gone."""
     try:
-        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+    return fields or None
+
+
+def state(pid: int) -> str | None:
+    """The kernel's state letter of `pid` (T = stopped), or None when it is gone."""
+    fields = _stat_fields(pid)
+    return fields[0] if fields else None
 
 
 def exit_status(pid: int) -> tuple[int | None, int | None] | None:
@@ -239,11 +246,8 @@ def exit_status(pid: int) -> tuple[int | None, int | None] | None:
     agent killed by a signal leaves no status file from zen's exit wrapper: the kernel still
     knows how it ended. A zombie's pid is not reused until it is reaped, so the answer is its own.
     """
-    try:
-        fields = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    if not fields or fields[0] != "Z":
+    fields = _stat_fields(pid)
+    if fields is None or fields[0] != "Z":
         return None
     try:
         status = int(fields[-1])

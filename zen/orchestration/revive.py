@@ -17,7 +17,6 @@ import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from zen.adapters import git as g
 from zen.adapters.tmux import Tmux
@@ -113,10 +112,6 @@ class Recovered(Result):
     session: str
     worktree: Path
     handoff: Path
-
-    def to_json(self) -> dict[str, Any]:
-        return {"job": self.job, "attempt": self.attempt, "state": self.state, "session": self.session,
-                "worktree": str(self.worktree), "handoff": str(self.handoff)}
 
 
 def recover(home: Home, ref: str, *, by: str = "human") -> Recovered:

@@ -12,9 +12,8 @@ its sha256); it is recorded as `files.edited` with actor `human`.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from zen.adapters import git as g
 from zen.core.events import EventType as E
@@ -44,9 +43,6 @@ class Listing(Result):
     worktree: Path
     base_commit: str | None
     files: list[WorkFile]
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "worktree": str(self.worktree)}
 
 
 @dataclass(frozen=True)
