@@ -125,20 +125,21 @@ def test_incident_preflight_checks_run(lane: Path, home: Path) -> None:
     assert got[key][0] == "PASS"
 
 
-def test_a_spawn_whose_preflight_fails_records_it_and_never_starts_the_agent(lane: Path, home: Path) -> None:
+def test_a_spawn_whose_preflight_fails_records_it_and_never_starts_the_agent(lane: Path, home: Path,
+                                                                            tmp_path: Path) -> None:
     """Preflight before every spawn: a broken autonomy policy blocks the start with the report."""
     import subprocess
-    import sys
 
-    from tests.helpers import REPO_ROOT, wait_until
+    from tests.helpers import wait_until
+    from tests.supervisor.conftest import Supervisors
     from zen.store.home import Home
     from zen.store.jobs import JobStore
 
     (home / "policy" / "autonomy.yaml").write_text("domains: [unterminated\n")
     job = zen("dispatch", "never starts", "--name", "blocked", "--cmd", "touch started").stdout.strip()
-    sup = subprocess.Popen([sys.executable, "-m", "zen", "supervise"], cwd=REPO_ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sups = Supervisors(home, tmp_path)
     try:
+        sup = sups.start()
         store = JobStore(Home(home))
         wait_until(lambda: store.snapshot(job).state.value == "failed", timeout=30, message="the job to fail")
         evs = store.events(job)
@@ -154,7 +155,6 @@ def test_a_spawn_whose_preflight_fails_records_it_and_never_starts_the_agent(lan
         worktrees = subprocess.run(["git", "-C", str(lane), "worktree", "list", "--porcelain"],
                                    capture_output=True, text=True, check=True).stdout
         assert job not in worktrees
+        assert sups.stop(sup) == 0
     finally:
-        sup.terminate()
-        sup.wait(timeout=20)
-        subprocess.run(["tmux", "-L", Home(home).tmux_socket, "kill-server"], capture_output=True)
+        sups.close()

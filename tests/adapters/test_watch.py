@@ -4,10 +4,12 @@ changes, one inotify instance serves them all, and reads never wake anyone."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
-from tests.helpers import wait_until
+from tests.helpers import REPO_ROOT, wait_until
 from zen.adapters.watch import FileEvents, SpoolWatch
 
 
@@ -129,3 +131,31 @@ def test_a_user_whose_handler_fails_does_not_silence_the_others(tmp_path: Path) 
     finally:
         bad.stop()
         good.stop()
+
+
+SIGNAL_HAMMER = """
+import signal, sys, time
+from pathlib import Path
+from zen.adapters.watch import SpoolWatch
+watch = SpoolWatch(Path(sys.argv[1]))
+signal.signal(signal.SIGALRM, lambda *_: watch.poke())   # what the supervisor's SIGTERM handler does
+signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+waits, woken, end = 0, 0, time.monotonic() + 2
+while time.monotonic() < end:
+    woken += watch.wait(0.0001)
+    waits += 1
+signal.setitimer(signal.ITIMER_REAL, 0)
+print(waits, woken)
+"""
+
+
+def test_a_signal_handler_that_pokes_the_spool_watch_never_hangs_the_waiting_thread(tmp_path: Path) -> None:
+    """The supervisor's SIGTERM handler wakes its sleep with poke(), on the very thread that sleeps
+    in wait(). A signal that lands while that thread is inside wait() must not block the handler:
+    with a threading.Event it waited forever for the lock the interrupted wait() held, and the
+    supervisor never stopped. Five thousand signals a second for 2 s, each one poking (the Event fails this at once)."""
+    r = subprocess.run([sys.executable, "-c", SIGNAL_HAMMER, str(tmp_path)], cwd=REPO_ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    waits, woken = map(int, r.stdout.split())
+    assert waits > 100 and woken > 0, r.stdout

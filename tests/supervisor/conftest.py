@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -50,7 +51,8 @@ class Supervisors:
         n = len(self.procs)
         out = (self.logdir / f"supervisor-{n}.out").open("wb")
         proc = subprocess.Popen([sys.executable, "-m", "zen", "supervise"], cwd=REPO_ROOT,
-                                env={**os.environ, "ZEN_HOME": str(self.home), **(env or {})},
+                                env={**os.environ, "ZEN_HOME": str(self.home), "PYTHONFAULTHANDLER": "1",
+                                     **(env or {})},
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append(proc)
         if wait:
@@ -63,8 +65,18 @@ class Supervisors:
         proc.wait(timeout=10)
 
     def stop(self, proc: subprocess.Popen[bytes]) -> int:
+        """SIGTERM, as a user's Ctrl-C or systemd would; a supervisor that does not end within 20 s
+        fails the test with every thread's stack (faulthandler, on SIGABRT) and its log."""
         proc.send_signal(signal.SIGTERM)
-        return proc.wait(timeout=20)
+        try:
+            return proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            log = self.logdir / f"supervisor-{self.procs.index(proc)}.out"
+            tail = log.read_text(errors="replace")[-12000:] if log.exists() else "(no log)"
+            raise AssertionError(f"the supervisor did not stop within 20 s of SIGTERM; its log:\n{tail}") from None
 
     def close(self) -> None:
         for proc in self.procs:

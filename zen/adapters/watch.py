@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import select
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,21 +97,36 @@ def _guarded(dispatch: Callable[[FileSystemEvent], None], event: FileSystemEvent
 
 
 class _Hint(FileSystemEventHandler):
-    def __init__(self, wake: threading.Event) -> None:
+    def __init__(self, wake: Callable[[], None]) -> None:
         self.wake = wake
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        self.wake.set()
+        self.wake()
 
     def dispatch(self, event: FileSystemEvent) -> None:
         _guarded(super().dispatch, event)
 
 
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 class SpoolWatch:
+    """The supervisor's sleep between passes, and what ends it early: a task linked into the
+    spool (watchdog's thread) or a signal (its handler, on the main thread).
+
+    The wake-up is a byte on a pipe, not a threading.Event: a signal handler runs on the main
+    thread between two bytecodes, maybe while that thread holds the Event's lock (in wait() or
+    clear()), and Event.set() from there would wait for that lock forever. os.write takes no lock."""
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.wake = threading.Event()
-        self._handler = _Hint(self.wake)
+        self._r, self._w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        # closed with the object, not at stop(): a late signal may still poke a stopped watch
+        weakref.finalize(self, _close_all, self._r, self._w)
+        self._handler = _Hint(self.poke)
         self._watch: ObservedWatch | None = None
 
     def start(self) -> None:
@@ -119,12 +137,17 @@ class SpoolWatch:
 
     def wait(self, timeout_s: float) -> bool:
         """Sleep until a hint arrives or the tick passes. True when woken by a hint."""
-        woke = self.wake.wait(timeout_s)
-        self.wake.clear()
-        return woke
+        ready, _, _ = select.select([self._r], [], [], max(0.0, timeout_s))
+        woke = False
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._r, 4096):
+                woke = True
+        return woke or bool(ready)
 
     def poke(self) -> None:
-        self.wake.set()
+        """Wake wait(): safe from any thread and from a signal handler."""
+        with contextlib.suppress(BlockingIOError):   # the pipe is full: a wake-up is already due
+            os.write(self._w, b"x")
 
     def stop(self) -> None:
         if self._watch is not None:

@@ -133,7 +133,7 @@ class Server:
         self.path = socket_path(home)
         self.control = os.path.dirname(self.path)
         self.package = os.fsencode(_package_dir())
-        self.stopping = threading.Event()
+        self.stopping = False      # a plain flag: stop_soon() sets it from a signal handler
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -196,7 +196,7 @@ class Server:
         self._sel.register(self._sock, selectors.EVENT_READ, None)
         self._sel.register(self._wake_r, selectors.EVENT_READ, None)
         checked = 0.0
-        while not self.stopping.is_set():
+        while not self.stopping:
             for key, mask in self._sel.select(timeout=0.5):
                 if key.fileobj is self._sock:
                     self._accept()
@@ -221,8 +221,15 @@ class Server:
         except OSError:
             return True
 
+    def stop_soon(self) -> None:
+        """End serve() from a signal handler: a flag and a byte on the wake pipe, no lock (an
+        Event's set() there could wait forever for the lock the interrupted main thread holds)."""
+        self.stopping = True
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+
     def close(self) -> None:
-        self.stopping.set()
+        self.stopping = True
         for conn in list(self._conns.values()):
             self._drop(conn)
         if self._sock is not None:
@@ -333,8 +340,8 @@ class Server:
         argv_b, cwd_b, env_b, package, data = fields
         if package != self.package or any(t in env_b for t in _SELFTESTS) or not cwd_b.startswith(b"/"):
             return DECLINED_ANSWER
-        if self.stopping.is_set() or self.code_changed():
-            self.stopping.set()
+        if self.stopping or self.code_changed():
+            self.stopping = True
             return DECLINED_ANSWER
         argv = [os.fsdecode(a) for a in argv_b.split(b"\0")] if argv_b else []
 
@@ -407,7 +414,7 @@ def main(argv: list[str], writes_check: Callable[[], Any] | None = None) -> int:
     if not server.bind():
         return 0
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, lambda *_: server.stopping.set())
+        signal.signal(s, lambda *_: server.stop_soon())
     try:
         server.serve()
     finally:
