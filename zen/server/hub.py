@@ -68,7 +68,8 @@ class Hub:
                                                  (home.control, False), (home.spool_new, False)])
         self._watching = False
         self._sweeper: threading.Thread | None = None
-        self._closed = threading.Event()
+        self._closed = threading.Event()            # wakes the sweeper thread
+        self._stopped = False
         self.listeners: list[Callable[[str], None]] = []
 
     # -- life cycle --------------------------------------------------------------------------
@@ -82,7 +83,12 @@ class Hub:
             self._sweeper.start()
 
     def stop(self) -> None:
-        """End every stream now (safe from a signal handler or another thread)."""
+        """End every stream now (safe from a signal handler or another thread). Only the first
+        call sets the Event: a second signal landing inside that set() (which holds the Event's
+        lock) must not wait for the lock its own interrupted thread holds."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._closed.set()
         loop = self._loop
         if loop is not None and not loop.is_closed():
