@@ -475,7 +475,18 @@ def _check(ev: Mapping[str, Any], f: Field) -> list[str]:
     return []
 
 
-_JOB_BY_NAME: dict[str, EventSpec] = {t.value: s for t, s in JOB_EVENTS.items()}
+def _checks(fields: tuple[Field, ...]) -> dict[str, tuple[frozenset[type], tuple[tuple[type, ...], ...]]]:
+    """Field name -> (the exact types that pass at once, every kinds tuple the value must match):
+    what `usable` looks up for each key of an event. A name in the envelope and in the type's own
+    fields (a guard event's `job`) must satisfy both."""
+    kinds: dict[str, list[tuple[type, ...]]] = {}
+    for f in fields:
+        kinds.setdefault(f.name, []).append(f.kinds)
+    return {name: (frozenset.intersection(*(frozenset(k) for k in ks)), tuple(ks)) for name, ks in kinds.items()}
+
+
+_ENVELOPE_CHECKS = _checks(JOB_ENVELOPE)
+_CHECKS_BY_NAME = {t.value: _checks(JOB_ENVELOPE + s.fields) for t, s in JOB_EVENTS.items()}
 
 
 def usable(ev: object) -> bool:
@@ -483,15 +494,19 @@ def usable(ev: object) -> bool:
     the wrong kind (a missing field, even a required one, is tolerated: the reducers read fields
     with defaults). Unknown types are usable (readers keep and ignore them). A line that is not
     is skipped by the reducers and reported by `zen doctor`. The fast twin of `validate` for
-    every replay: no sentence is built."""
-    if not isinstance(ev, Mapping) or not isinstance(ev.get("type"), str):
+    every replay (no sentence is built; each key of the event is one dict lookup and, for the
+    common case of a value of exactly an allowed type, one set lookup)."""
+    if not isinstance(ev, Mapping):
         return False
-    known = _JOB_BY_NAME.get(ev["type"])
-    return _kinds_ok(ev, JOB_ENVELOPE) and (known is None or _kinds_ok(ev, known.fields))
-
-
-def _kinds_ok(ev: Mapping[str, Any], fields: tuple[Field, ...]) -> bool:
-    return all(f.name not in ev or _kind_ok(ev[f.name], f.kinds) for f in fields)
+    etype = ev.get("type")
+    if not isinstance(etype, str):
+        return False
+    checks = _CHECKS_BY_NAME.get(etype, _ENVELOPE_CHECKS)
+    for name, value in ev.items():
+        check = checks.get(name)
+        if check is not None and type(value) not in check[0] and not all(_kind_ok(value, k) for k in check[1]):
+            return False
+    return True
 
 
 def spec(etype: str, *, home: bool = False) -> EventSpec | None:
