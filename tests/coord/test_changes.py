@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import git
+from tests.helpers import git, make_repo, zen
 from zen.coord.changes import BASE, Scanner
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
@@ -111,8 +111,6 @@ def test_the_same_file_on_far_lines_overlaps_but_never_conflicts_and_other_files
 
 
 def test_jobs_of_different_lanes_are_never_compared(lane: Path, home: Path, tmp_path: Path) -> None:
-    from tests.helpers import make_repo, zen
-
     other_repo = make_repo(tmp_path / "other-repo")
     assert zen("lane", "add", "web", str(other_repo)).returncode == 0
     a, wa = start_job(home, lane, "app-job")

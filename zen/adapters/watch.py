@@ -138,11 +138,11 @@ class SpoolWatch:
     def wait(self, timeout_s: float) -> bool:
         """Sleep until a hint arrives or the tick passes. True when woken by a hint."""
         ready, _, _ = select.select([self._r], [], [], max(0.0, timeout_s))
-        woke = False
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._r, 4096):
-                woke = True
-        return woke or bool(ready)
+        if ready:
+            with contextlib.suppress(BlockingIOError):   # every poke so far: one wake-up for all
+                while os.read(self._r, 4096):
+                    pass
+        return bool(ready)
 
     def poke(self) -> None:
         """Wake wait(): safe from any thread and from a signal handler."""
