@@ -41,10 +41,12 @@ def test_guardian_denies_rm_rf_home_the_written_file_is_harvested_and_usage_is_s
     job = codex_job(running, "Tidy up and greet", "guarded")
 
     waited(job, reason="idle")
-    denied = job.wait_event("guard.denied", timeout=10)
+    # the first turn.waiting can be Codex's start-up silence before its first call (a loaded
+    # machine): the calls may still be on their way, so wait for them as long as for a turn
+    denied = job.wait_event("guard.denied", timeout=90)
     assert "rm -rf ~" in str(denied) and denied.get("rule"), denied
     assert keep.read_text() == "the user's own file\n"           # the home is intact
-    allowed = job.wait_event("guard.allowed", timeout=10)
+    allowed = job.wait_event("guard.allowed", timeout=90)
     assert "echo hello" in str(allowed)
     # Codex was told: the guardian's reason came back to the model as the call's output
     told = api.output_for(0)

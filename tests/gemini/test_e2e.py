@@ -39,10 +39,12 @@ def test_guardian_denies_rm_rf_home_the_written_file_is_harvested_and_usage_is_s
     with supervisor(gemini_home, tmp_path / "supervisor.log"):
         job = gemini_job(gemini_home, "Tidy up and greet", "guarded")
         job.wait_event("turn.waiting", timeout=90, reason="idle")
-        denied = job.wait_event("guard.denied", timeout=10)
+        # the first turn.waiting can be Gemini CLI's start-up silence before its first call (a loaded
+        # machine): the calls may still be on their way, so wait for them as long as for a turn
+        denied = job.wait_event("guard.denied", timeout=90)
         assert "rm -rf ~" in str(denied) and denied.get("rule"), denied
         assert keep.read_text() == "the user's own file\n"
-        allowed = job.wait_event("guard.allowed", timeout=10)
+        allowed = job.wait_event("guard.allowed", timeout=90)
         assert "out.txt" in str(allowed)
         told = api.output_for(0)
         assert told is not None and "zen guardian" in told, told
