@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import git, wait_until
 from tests.server.served import Served
@@ -181,8 +182,6 @@ def test_the_grid_shows_a_tile_per_live_agent_with_its_terminal(page: Any, serve
     # typing reaches an agent only through its focused tile
     term = css(page, f'.tile[data-job="{a}"] .term')
     term.click()
-    from selenium.webdriver.common.keys import Keys
-
     term.send_keys("hello tile")
     term.send_keys(Keys.ENTER)
     wait_until(lambda: "ok: hello tile" in attr(page, f'.tile[data-job="{a}"] .term', 'data-text'),
@@ -199,6 +198,43 @@ def test_the_grid_shows_a_tile_per_live_agent_with_its_terminal(page: Any, serve
     served.wait_state(b, "harvested")
     wait_until(lambda: not exists(page, f'.tile[data-job="{b}"]'), message="the tile of the finished job to go")
     served.zen_ok("cancel", a)
+
+
+# In the page: hold back the first POST .../keys until window.releaseKeys() is called, and count them.
+HOLD_FIRST_KEYS = """
+window.keyPosts = 0;
+const realFetch = window.realFetch = window.realFetch || window.fetch;
+let release;
+const held = new Promise(r => { release = r; });
+window.releaseKeys = () => release();
+window.fetch = (url, opts) => {
+  if (!String(url).endsWith('/keys')) return realFetch(url, opts);
+  window.keyPosts += 1;
+  return window.keyPosts === 1 ? held.then(() => realFetch(url, opts)) : realFetch(url, opts);
+};
+"""
+
+
+def test_keys_reach_the_agent_in_the_order_typed_when_a_batch_is_slow(page: Any, served: Served) -> None:
+    job = served.dispatch_sim("slow-keys", [{"wait": True}])
+    served.wait_state(job, "waiting")
+    tab(page, "grid")
+    wait_until(lambda: exists(page, f'.tile[data-job="{job}"] .term'), message="the tile")
+    page.execute_script(HOLD_FIRST_KEYS)
+    try:
+        term = css(page, f'.tile[data-job="{job}"] .term')
+        term.click()
+        term.send_keys("hel")
+        wait_until(lambda: page.execute_script("return window.keyPosts") == 1, message="the first batch to be sent")
+        term.send_keys("lo", Keys.ENTER)  # typed while the first batch is still on its way
+        page.execute_script("window.releaseKeys()")
+        wait_until(lambda: "ok: hello" in attr(page, f'.tile[data-job="{job}"] .term', 'data-text'),
+                   message="the line in the order typed")
+        sent = "".join(e.get("text", "") for e in served.events(job) if e["type"] == "input.sent")
+        assert sent.startswith("hello"), sent
+    finally:
+        page.execute_script("window.releaseKeys(); window.fetch = window.realFetch")
+        served.zen_ok("cancel", job)
 
 
 def test_land_from_the_sidebar_merges_a_clean_job_and_refuses_a_conflicting_one(page: Any, served: Served) -> None:

@@ -17,7 +17,7 @@ const ZenGrid = (() => {
         h("button", { type: "button", class: "files", onclick: () => ZenFiles.open(s.job) }, "Files"),
         h("button", { type: "button", class: "max", title: "enlarge", onclick: () => { el.classList.toggle("max"); refit(); } }, "⤢")),
       term);
-    const t = { el, term, es: watchScreen(s.job, term), queue: [], timer: null };
+    const t = { el, term, es: watchScreen(s.job, term), queue: [], timer: null, sending: false };
     term.addEventListener("keydown", e => onKey(s.job, t, e));
     term.addEventListener("paste", e => {
       const text = e.clipboardData.getData("text");
@@ -37,11 +37,17 @@ const ZenGrid = (() => {
     t.timer = setTimeout(() => flush(job, t), item.key ? 0 : 40);
   }
 
+  // One POST at a time per tile: the server answers requests in parallel, so two batches in flight
+  // at once could reach the agent in the wrong order (an Enter before the text typed ahead of it).
+  // Keys typed meanwhile wait in the queue and go in the next batch.
   async function flush(job, t) {
-    if (!t.queue.length) return;
+    if (t.sending || !t.queue.length) return;
+    t.sending = true;
     const items = t.queue.splice(0);
     try { await api("POST", `/sessions/${encodeURIComponent(job)}/keys`, { items }); }
     catch (e) { toast(e.message, true); }
+    finally { t.sending = false; }
+    flush(job, t);
   }
 
   async function toggle(job) {
