@@ -90,6 +90,21 @@ def _typer(*args: str) -> str:
     return out.getvalue()
 
 
+def _both_entries(*args: str) -> tuple[str, str]:
+    """The output of the fast entry and of the typer CLI, read as a pair close in time.
+
+    A live job's age is counted to the moment each reads the clock: on a loaded machine the two
+    readings can fall either side of a second, so a pair is read anew (up to three times) until
+    they agree; a real difference stays a difference on every reading."""
+    for _ in range(3):
+        fast = zen(*args)
+        assert fast.returncode == 0, fast.stderr
+        typer_text = _typer(*args)
+        if fast.stdout == typer_text:
+            break
+    return fast.stdout, typer_text
+
+
 def test_status_json_says_what_the_model_readers_say(mixed: dict[str, str], home: Path) -> None:
     r = zen("status", "--json")
     assert r.returncode == 0, r.stderr
@@ -103,26 +118,18 @@ def test_status_json_says_what_the_model_readers_say(mixed: dict[str, str], home
 
 
 def test_status_text_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
-    # a live job's age is counted to the moment each reads the clock: on a loaded machine the two
-    # readings can fall either side of a second, so a pair read anew may be needed to compare
-    for _ in range(3):
-        fast = zen("status")
-        assert fast.returncode == 0, fast.stderr
-        typer_text = _typer("status")
-        if fast.stdout == typer_text:
-            break
-    assert fast.stdout == typer_text
+    fast, typer_text = _both_entries("status")
+    assert fast == typer_text
     for name in NAMES:
-        assert mixed[name] in fast.stdout
-    assert "waiting (question)" in fast.stdout and "failed (it broke)" in fast.stdout
-    assert "ray node-a" in fast.stdout and "ray node-b" in fast.stdout
+        assert mixed[name] in fast
+    assert "waiting (question)" in fast and "failed (it broke)" in fast
+    assert "ray node-a" in fast and "ray node-b" in fast
 
 
 def test_show_is_the_same_through_either_entry(mixed: dict[str, str], home: Path) -> None:
     for ref in (mixed["behind"], "done-then-more", "failed", mixed["no-state"][:-5]):
-        fast = zen("show", ref, "--events", "3")
-        assert fast.returncode == 0, fast.stderr
-        assert fast.stdout == _typer("show", ref, "--events", "3")
+        fast, typer_text = _both_entries("show", ref, "--events", "3")
+        assert fast == typer_text
     assert "prompt   do failed\n         second line" in zen("show", "failed").stdout
     bad = zen("show", "nothing-like-it")
     assert bad.returncode == 1 and bad.stderr.startswith("zen: ") and "Traceback" not in bad.stderr
@@ -152,7 +159,8 @@ def test_the_supervisor_indexes_a_home_from_before_the_index(mixed: dict[str, st
     assert JobStore(Home(home)).reindex() == 4
     assert set(index.read(str(home / "jobs"))) == {mixed["done"], mixed["done-then-more"], mixed["failed"],
                                                     mixed["done-on-ray"]}
-    assert zen("status").stdout == _typer("status")
+    fast, typer_text = _both_entries("status")
+    assert fast == typer_text
 
 
 def test_the_fast_entry_loads_neither_typer_nor_pydantic(mixed: dict[str, str], home: Path) -> None:
