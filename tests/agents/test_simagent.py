@@ -186,6 +186,23 @@ def test_wait_idles_at_the_prompt_until_exit(sim: Sim) -> None:
     assert [h["payload"]["reason"] for h in sim.hooks() if h["argv"][-1] == "SessionEnd"] == ["prompt_input_exit"]
 
 
+def test_a_loop_repeats_its_steps_until_its_file_exists_or_its_rounds_run_out(sim: Sim) -> None:
+    code, out = sim.run([{"loop": [{"bash": "echo round >> rounds.txt"}], "max": 3}, {"say": "after"}])
+    assert code == 0 and (sim.wt / "rounds.txt").read_text() == "round\n" * 3 and "⏺ after" in out
+    assert sim.events().count("PreToolUse:Bash") == 3
+    gate = sim.job_dir / "gate"
+    p = sim.start([{"loop": [{"bash": "echo tick >> ticks.txt"}, {"sleep": 0.05}], "until": str(gate)},
+                   {"exit": 4}])
+    wait_until(lambda: (sim.wt / "ticks.txt").exists() and len((sim.wt / "ticks.txt").read_text()) >= 10,
+               message="a few rounds")
+    assert p.poll() is None  # it goes on until the gate opens
+    gate.touch()
+    p.communicate(timeout=30)
+    assert p.returncode == 4
+    ticks = (sim.wt / "ticks.txt").read_text().count("tick")
+    assert sim.events().count("PreToolUse:Bash") == 3 + ticks and ticks < 1000  # 3 from the first run
+
+
 def test_no_script_notes_the_prompt_and_commits(sim: Sim) -> None:
     code, out = sim.run(None, prompt="Write the release notes")
     assert code == 0 and "⏺ Working on: Write the release notes" in out

@@ -53,9 +53,10 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def test_100_forced_disconnects_while_5_agents_run_lose_and_repeat_nothing(quick: Served) -> None:
-    # agents busy for ~5 s, so that most of the 100 reconnects happen while they append, however
-    # fast or slow (a loaded machine) the reconnect loop turns out to be
-    script = [step for i in range(50) for step in ({"bash": f"echo step {i}"}, {"sleep": 0.1})] + [{"exit": 0}]
+    # agents that append (a guarded command every 0.1 s) for as long as the reconnects go on, however
+    # fast or slow (a loaded machine) the reconnect loop turns out to be: they stop at the gate
+    gate = quick.home.parent / "sse-gate"
+    script = [{"loop": [{"bash": "echo step"}, {"sleep": 0.1}], "until": str(gate)}, {"exit": 0}]
     jobs = [quick.dispatch_sim(f"chatty-{n}", script) for n in range(5)]
     wait_until(lambda: any(quick.snap(j)["state"] == "working" for j in jobs), timeout=30)
     rng = random.Random(17)
@@ -80,8 +81,9 @@ def test_100_forced_disconnects_while_5_agents_run_lose_and_repeat_nothing(quick
                         break  # leave mid-stream (or once caught up): the server sees the client go away
             disconnects += 1
             overlapped += any(quick.snap(j)["state"] in ("working", "waiting", "starting") for j in jobs)
+        gate.touch()  # the agents end after their current round
         for j in jobs:
-            quick.wait_state(j, "harvested", timeout=60)
+            quick.wait_state(j, "harvested", timeout=120)
         # catch up to the end after the last disconnect
         want = timeline_ids(quick.home)
         with c.stream("GET", "/api/v1/agent/events", headers={"Last-Event-ID": str(last)}) as r:
@@ -96,7 +98,7 @@ def test_100_forced_disconnects_while_5_agents_run_lose_and_repeat_nothing(quick
     for j in jobs:  # and per job in timeline order
         seqs = [int(i.rsplit(":", 1)[1]) for i in received if i.startswith(j + ":")]
         assert seqs == sorted(seqs) and seqs == list(range(1, len(seqs) + 1))
-        assert len(seqs) > 25  # 25 guarded commands each, and the turn and start events
+        assert len(seqs) > 10  # the start and turn events, and guarded commands while the test went on
 
 
 def test_a_new_event_arrives_live_and_idle_streams_get_keepalives(quick: Served) -> None:

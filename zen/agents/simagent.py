@@ -31,6 +31,9 @@ Script steps (a JSON list of one-key objects, extra keys are options of that ste
                                   args "$spawned" is the ids agent_spawn returned so far
         as: JOB                   (option) on a server of its own making, started like zen's but
                                   naming job JOB: what an agent forging its identity would do
+    loop: [STEPS]                 run the steps again and again
+        until: PATH               (option) stop before a round once PATH exists
+        max: N                    (option) at most N rounds (1000 by default)
     exit: CODE                    fire Stop and SessionEnd, exit with CODE
 At the start it fires UserPromptSubmit with the prompt ($ZEN_PROMPT or --prompt); after the last
 step it fires Stop and SessionEnd and exits 0. SIGTERM fires SessionEnd and exits 143, like Claude.
@@ -418,10 +421,24 @@ class SimAgent:
                 return self.idle(step["wait"].get("turns") or [])
             if step["wait"]:
                 return self.idle()
+        elif "loop" in step:
+            return self.loop(list(step["loop"]), step.get("until"), int(step.get("max", 1000)))
         elif "exit" in step:
             return self.end(int(step["exit"]))
         else:
             print(f"sim: unknown step {step!r} (skipped)", file=sys.stderr, flush=True)
+        return None
+
+    def loop(self, steps: list[dict[str, Any]], until: object, rounds: int) -> int | None:
+        """Repeat `steps` up to `rounds` times, until the file `until` names exists."""
+        gate = self.path(str(until)) if until else None
+        for _ in range(rounds):
+            if gate is not None and gate.exists():
+                break
+            for step in steps:
+                code = self.step(step)
+                if code is not None:
+                    return code
         return None
 
     def bash(self, command: str, description: str, env: dict[str, str] | None = None) -> None:
