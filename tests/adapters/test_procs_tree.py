@@ -76,7 +76,13 @@ def test_stop_below_stops_every_process_below_but_not_the_top(spawn: Callable[[s
     pids = below(p.pid, 3)
     stopped = procs.stop_below(p.pid)
     assert set(pids) <= set(stopped)
-    wait_until(lambda: all(procs.state(x) == "T" for x in stopped), timeout=10, message="all stopped")
+
+    def all_stopped() -> bool:  # or say how each one is, and what is below the top now
+        states = {x: procs.state(x) for x in stopped}
+        assert all(v == "T" for v in states.values()), f"{states}; below now: {procs.descendants(p.pid)}"
+        return True
+
+    wait_until(all_stopped, timeout=10, message="all stopped")
     assert procs.state(p.pid) != "T"
     resumed = procs.continue_below(p.pid)
     assert set(resumed) == set(stopped)
