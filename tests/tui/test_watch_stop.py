@@ -18,6 +18,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from zen.core.ids import iso, make_job_id, utcnow
 from zen.core.model import Task
 from zen.store.home import Home
 from zen.store.jobs import JobStore
+from zen.tui import feed as feed_mod
+from zen.tui.feed import Feed, Update
 
 STOP_CPU_S = 0.075
 STOP_WALL_S = 1.0
@@ -167,3 +170,24 @@ def test_the_watch_ends_when_its_reader_goes_away(home: Path) -> None:
     err = proc.stderr.read().decode()
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_stop_made_while_the_feed_reads_the_home_is_not_missed(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop() lands while the feed's thread is busy outside its lock (here: handing the view its
+    first update). That thread used to go back to sleep for the liveness period (5 s, raised to
+    60 s here) before it looked at the stop: `zen watch --plain | head` hung that long."""
+    monkeypatch.setattr(feed_mod, "LIVENESS_S", 60.0)
+    _jobs(home)
+    feed: Feed
+
+    def on_update(_: Update) -> None:  # busy until the stop has been made
+        wait_until(lambda: feed._stopping, timeout=30, message="stop() to be called")
+
+    feed = Feed(Home(home), on_update)
+    feed.start()
+    stopper = threading.Thread(target=feed.stop)
+    stopper.start()
+    stopper.join(timeout=20)
+    assert not stopper.is_alive(), "stop() waited for the feed's liveness period"
+    assert feed._thread is not None and not feed._thread.is_alive(), "the feed slept on after stop() (join gave up)"
+

@@ -115,7 +115,7 @@ class Feed:
         while True:
             with self._lock:
                 timeout = self._timeout(last_alive)
-                if not self._has_work():
+                if not self._stopping and not self._has_work():  # a stop() made while it worked is not missed
                     self._lock.wait(timeout)
                 if self._stopping:
                     return
