@@ -56,6 +56,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -297,11 +298,15 @@ class SimAgent:
     # steps ----------------------------------------------------------------------------------
     def run(self) -> int:
         self.user_turn(self.prompt)
-        for step in self.script:
-            code = self.step(step)
-            if code is not None:
+        code = self.steps(self.script)
+        return self.end(0) if code is None else code
+
+    def steps(self, steps: Iterable[dict[str, Any]]) -> int | None:
+        """Run `steps` in order: the exit code of one that ends the session, else None."""
+        for step in steps:
+            if (code := self.step(step)) is not None:
                 return code
-        return self.end(0)
+        return None
 
     def step(self, step: dict[str, Any]) -> int | None:
         if "say" in step:
@@ -373,10 +378,8 @@ class SimAgent:
         for _ in range(rounds):
             if gate is not None and gate.exists():
                 break
-            for step in steps:
-                code = self.step(step)
-                if code is not None:
-                    return code
+            if (code := self.steps(steps)) is not None:
+                return code
         return None
 
     def bash(self, command: str, description: str, env: dict[str, str] | None = None) -> None:
@@ -457,11 +460,10 @@ class SimAgent:
                 continue
             self.turn += 1
             self.user_turn(line)
-            if turns:
-                for step in turns[min(self.turn - 2, len(turns) - 1)]:
-                    code = self.step(self.fill(step))
-                    if code is not None:
-                        return code
+            if turns:  # each step filled as it comes: "$spawned" grows as the turn runs
+                turn = turns[min(self.turn - 2, len(turns) - 1)]
+                if (code := self.steps(self.fill(step) for step in turn)) is not None:
+                    return code
             else:
                 self.say(f"ok: {line}")
             pending = self.stop()
