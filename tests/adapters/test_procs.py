@@ -49,8 +49,10 @@ def settled(pid: int, reading: bool | None) -> procs.Waits:
 
 def test_a_process_reading_its_terminal_is_reading(run) -> None:
     p = run("cat; true")                              # sh waits for cat, cat reads the terminal
-    w = settled(p.pid, True)
-    assert {wchan for *_, wchan in w.seen} >= {"do_wait"}
+    settled(p.pid, True)
+    # sh may still be in its fork (kernel_clone) at the first look that finds cat reading
+    wait_until(lambda: (w := procs.waits(p.pid)).reading is True and {wchan for *_, wchan in w.seen} >= {"do_wait"},
+               timeout=10, message="sh to wait for cat while cat reads the terminal")
 
 
 def test_sleeping_on_a_timer_a_child_or_a_socket_is_not_reading(run) -> None:
