@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.options import has, split_opts
 from zen.guard.paths import under
-from zen.guard.rules import env, net, pkg
+from zen.guard.rules import env, net, pkg, secrets
 from zen.guard.words import UNK, Cmd, State, Word
 
 if TYPE_CHECKING:
@@ -134,6 +134,7 @@ def volume(an: Analyser, spec: str, st: State) -> None:
 
 def kubectl(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     env.cred_command(an, name, args)
+    secrets.check(an, name, args)
     net.remote_destructive(an, name, args)
     texts = [a.text for a in args]
     posw = [t for t in texts if not t.startswith("-")]

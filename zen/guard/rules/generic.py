@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zen.guard import defaults
-from zen.guard.rules import db, env, net, pkg
+from zen.guard.rules import db, env, net, pkg, secrets
 from zen.guard.rules.table import SHELLS
 from zen.guard.words import Cmd, State, Word, lit
 
@@ -28,6 +28,7 @@ def generic(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | Non
     if name in defaults.VENDOR_CLIS:
         an.deny("net.vendor-cli", f"`{name}` talks to a high-consequence service")
     env.cred_command(an, name, args)
+    secrets.check(an, name, args)
     db.db_command(an, name, args)
     net.remote_destructive(an, name, args)
     pkg.publish_check(an, name, args)       # twine upload, flit/hatch publish, gem push, ...

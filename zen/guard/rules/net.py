@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.hosted import READ_METHODS, graphql_read, mutating_call, url_path
 from zen.guard.options import has, split_opts, val
-from zen.guard.rules import env, pkg
+from zen.guard.rules import env, pkg, secrets
 from zen.guard.rules.methods import (
     HTTP_METHODS,
     HTTPIE,
@@ -238,10 +238,9 @@ def ssh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
 
 def gh(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     env.cred_command(an, name, args)
+    secrets.check(an, name, args)
     remote_destructive(an, name, args)
     texts = [a.text for a in args]
-    if texts[:1] in (["auth"],) and texts[1:2] in (["token"],):
-        an.deny("creds.command", "`gh auth token` prints credentials")
     read_only = texts[:1] in (["status"],) or texts[:2] in (
         ["pr", "view"], ["pr", "list"], ["pr", "diff"], ["pr", "checks"], ["pr", "status"],
         ["issue", "view"], ["issue", "list"], ["repo", "view"], ["run", "list"], ["run", "view"],
