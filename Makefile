@@ -54,8 +54,9 @@ typecheck: $(PY)
 
 check: lint typecheck test
 
+# the same as `zen demo`, which an installed zen (a wheel, pipx) runs from any directory
 demo: $(PY)
-	$(PY) -m zen.demo
+	$(BIN)/zen demo
 
 bench: $(PY)
 	$(PY) bench/run.py

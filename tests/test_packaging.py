@@ -5,12 +5,14 @@ fill (a broken install)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import stat
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 from tests.helpers import REPO_ROOT, zen
@@ -86,3 +88,21 @@ def test_zen_init_makes_the_home_and_its_records_private(tmp_path: Path) -> None
     assert "control, logs" in r.stdout, r.stdout
     r = zen("init", str(root))
     assert "made private" not in r.stdout and "nothing changed" in r.stdout, r.stdout
+
+
+def test_zen_version_names_the_package_and_the_policy_it_ships() -> None:
+    r = zen("--version")
+    assert r.returncode == 0, r.stderr
+    digest = hashlib.sha256()
+    for name in SOURCES["policy"]:
+        data = (REPO_ROOT / "policy" / name).read_bytes()
+        assert b"\nzen: 1\n" in data, name
+        digest.update(name.encode() + b"\0" + data + b"\0")
+    assert r.stdout == f"zen {version('zen-supervisor')} (default policy: schema 1, sha256 {digest.hexdigest()[:12]})\n"
+
+
+def test_zen_demo_is_a_command_and_make_demo_runs_it() -> None:
+    r = zen("demo", "--help")
+    assert r.returncode == 0 and "three simulated agents" in r.stdout, r.stderr
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert "demo: $(PY)\n\t$(BIN)/zen demo\n" in makefile

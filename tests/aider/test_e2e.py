@@ -113,7 +113,10 @@ def test_on_a_lane_that_keeps_the_default_aider_runs_inside_zens_sandbox(
     with supervisor(aider_home, tmp_path / "supervisor.log"):
         job = aider_job(aider_home, "Say hello", "boxed", lane="boxed")
         spawned = job.wait_event("agent.spawned", timeout=60)
-        assert Path(spawned["argv"][0]).name == "bwrap" and str(needs_aider) in spawned["argv"], spawned
+        argv = spawned["argv"]
+        assert "bwrap" in [Path(a).name for a in argv] and str(needs_aider) in argv, spawned
+        # its own network: the model's API is forwarded in, nothing else is there
+        assert "--unshare-net" in argv and "--cap-drop" in argv and "--unshare-pid" in argv, spawned
         # it starts (with your git settings, read-only: it writes an identity into the repo when it
         # finds none), takes the prompt and ends its turn; its hook cannot reach zen from inside,
         # so the wait is read from its output

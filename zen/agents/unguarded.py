@@ -19,12 +19,12 @@ that human's explicit choice, so it starts on every lane.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from zen.adapters import sandbox
+from zen.agents import wall
 
 MODES = ("sandbox", "accept", "refuse")
 HUMAN_CHOSEN = frozenset({"cmd"})
@@ -38,24 +38,19 @@ def is_guarded(agent: str) -> bool:
 
 
 def mode(lane: Mapping[str, Any] | None) -> str:
+    if not wall.enabled(lane) and not (lane or {}).get("unguarded"):
+        return "accept"   # `sandbox: off`: the lane's owner runs its agents as they are
     value = str((lane or {}).get("unguarded") or "sandbox").strip().lower()
     return value if value in MODES else "refuse"
 
 
-def bwrap() -> str | None:
-    return shutil.which("bwrap")
-
-
 def sandbox_works() -> tuple[bool, str]:
-    """(usable, why not): bubblewrap is installed and can make a sandbox here."""
-    found = bwrap()
-    if found is None:
-        return False, "bubblewrap is not installed (apt-get install bubblewrap)"
-    r = subprocess.run([found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
-                       capture_output=True, text=True, timeout=10)
-    if r.returncode != 0:
-        return False, f"bubblewrap cannot make a sandbox here: {(r.stderr or r.stdout).strip()[:160]}"
-    return True, ""
+    """(usable, why not): bubblewrap is installed and can build the whole wall here, and socat is
+    there to carry the model's API into it."""
+    ok, why = sandbox.works()
+    if not ok:
+        return ok, why
+    return sandbox.forwards_work()
 
 
 def spawn_check(agent: str, lane_name: str | None, lane: Mapping[str, Any] | None) -> tuple[str, str] | None:
@@ -98,39 +93,15 @@ def lane_check(lane: Mapping[str, Any]) -> tuple[str, str]:
                     "or set `unguarded: accept` on the lane")
 
 
-def _install_root(exe: str) -> Path | None:
-    found = shutil.which(exe)
-    if not found:
-        return None
-    real = Path(os.path.realpath(found))
-    # a venv or a node_modules tree: its root holds what the program loads
-    for parent in real.parents:
-        if (parent / "pyvenv.cfg").exists() or parent.name == "node_modules":
-            return parent
-    return real.parent
-
-
 def sandbox_argv(argv: list[str], *, worktree: Path, zen_home: Path, handoff: Path,
-                 git_dir: Path | None, user_home: Path | None = None) -> list[str]:
-    """`argv` run inside bubblewrap: read-only everything, the worktree writable, the user's and
-    zen's homes hidden, /tmp private; the agent's own install, the lane's git metadata, the
-    user's git settings (aider writes a git identity into the repository when it finds none) and
-    the handoff bound read-only (they may lie inside what is hidden)."""
-    found = bwrap()
-    if found is None:
-        raise FileNotFoundError("bwrap")
-    home = user_home or Path(os.path.expanduser("~"))
-    out = [found, "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           "--tmpfs", "/tmp", "--tmpfs", str(home), "--tmpfs", str(zen_home)]
-    ro: list[Path] = []
-    root = _install_root(argv[0])
-    if root is not None:
-        ro.append(root)
-    if git_dir is not None:
-        ro.append(git_dir)
-    ro += [home / ".gitconfig", home / ".config" / "git", handoff]
-    for path in ro:
-        if path.exists():
-            out += ["--ro-bind", str(path), str(path)]
-    out += ["--bind", str(worktree), str(worktree), "--chdir", str(worktree), "--setenv", "HOME", str(home), "--"]
-    return [*out, *argv]
+                 git_dir: Path | None, user_home: Path | None = None, agent: str = "aider",
+                 env: Mapping[str, str] | None = None, lane: Mapping[str, Any] | None = None,
+                 run_dir: Path | None = None) -> list[str]:
+    """`argv` run inside zen's wall (zen/agents/wall.py): read-only everything, the worktree
+    writable, the user's and zen's homes hidden, /tmp private, no capabilities, its own pid, IPC and
+    network namespaces; the agent's own install, the lane's git metadata, the user's git settings and
+    the handoff bound read-only; with a `run_dir`, the model's API (the base URLs in `env`) and the
+    lane's `network:` hosts forwarded in."""
+    w = wall.job_wall(agent=agent, argv=argv, worktree=worktree, zen_home=zen_home, handoff=handoff,
+                      git_dir=git_dir, env=env or {}, lane=lane, run_dir=run_dir, user_home=user_home)
+    return sandbox.argv(w, argv)

@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
     "changes": "zen.cli.cmd_coord",
     "team": "zen.cli.team", "mcp": "zen.cli.mcp", "recover": "zen.cli.recover", "config": "zen.cli.config",
+    "demo": "zen.cli.demo",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last
     "remote-turn": "zen.cli.cmd_remote",  # plumbing: the entrypoint of a turn on a Ray worker
 }
@@ -100,7 +101,9 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
 
 def _show_version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"zen {__version__}\n")
+        from zen.store import defaults  # here: only --version reads the shipped policy
+
+        sys.stdout.write(f"zen {__version__} (default policy: {defaults.policy_version()})\n")
         raise typer.Exit(0)
 
 

@@ -26,6 +26,7 @@ from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
 from zen.agents.common import inline, settings_env, zen_argv
 from zen.agents.settings import hook_settings
+from zen.adapters.sandbox import run_dir_for
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
 from zen.core.events import EventType as E
@@ -244,7 +245,9 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
                                             ctx.config.section("observatory")))))
     if not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN and unguarded_mode(lane.spec) == "sandbox":
         spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
-                                 git_dir=g.common_dir(worktree))
+                                 git_dir=g.common_dir(worktree), agent=ctx.agent, lane=lane.spec,
+                                 env={**os.environ, **prepared.env, **spec.env},
+                                 run_dir=run_dir_for(str(paths.dir)))
     session = session_name(ctx.job_id)
     attempt = attempt_of(ctx) if attempt is None else attempt
     mark = f"{ctx.job_id}:{attempt}"
