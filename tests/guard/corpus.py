@@ -668,7 +668,8 @@ BASH: list[tuple[str, str, str | None, str]] = [
     ("pip install -r requirements.txt", A, None, "install (network approval is off)"),
     ("npm install", A, None, "install"),
     ("docker build -t app .", A, None, "docker build"),
-    ("kill 1234", A, None, "kill (system approval off)"),
+    ("kill %1", A, None, "kill of its own shell's job (system approval off)"),
+    ("kill 1234", D, "proc.signal", "a pid the guardian cannot place (H8)"),
     ("systemctl status nginx", A, None, "status"),
     # -- found while probing ------------------------------------------------------------------------------
     ("echo $(<~/.ssh/id_rsa)", D, "creds.read", "$(< file) reads the file"),

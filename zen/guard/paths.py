@@ -14,6 +14,7 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 
 from zen.guard import defaults
+from zen.guard.procfs import proc_hit
 from zen.guard.words import FOUND, UNK
 from zen.store import layout
 
@@ -173,6 +174,10 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
 def credential_hit(path: str | None, text: str, user_home: str | None, extra: tuple[str, ...] = (),
                    recursive: bool = False) -> str | None:
     """The credential store a read of `path` (or of the word `text`) reaches, else None."""
+    if (path is not None and path.startswith("/proc")) or text.startswith("/proc"):
+        hit = proc_hit(path, text, recursive)
+        if hit is not None:
+            return hit
     uh = (user_home or "").rstrip("/")
     cands: list[str] = []
     if path is not None:

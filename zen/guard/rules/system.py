@@ -37,15 +37,30 @@ def system(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
     an.need("system_commands", "approval.system-command", f"`{name}` affects other processes")
 
 
+# ps options whose next word is a value (a format, a pid list, a user), never BSD option letters
+_PS_VALUE = frozenset({"-o", "-O", "-p", "-q", "-u", "-U", "-g", "-G", "-C", "-t", "-s", "--format",
+                       "--pid", "--ppid", "--quick-pid", "--user", "--User", "--group", "--Group", "--sort",
+                       "--tty", "--sid", "--cols", "--columns", "--rows", "--lines", "--width", "-k"})
+
+
 def ps(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     """ps with BSD's `e` (ps e, ps auxe, ps eww) prints every process's environment; `-e` (every
-    process) does not."""
+    process) does not, and neither does a value (`ps -o pid,etime,cmd`, `ps -p 42`)."""
+    value = False
     for a in args:
         if not a.known:
             an.deny("creds.env-dump", "ps with options only known at run time may print environments")
         t = a.text
+        if value:
+            value = False
+            if "environ" in t:
+                an.deny("creds.env-dump", f"`ps ... {t}` prints the environment of processes, secrets included")
+            continue
+        if t in _PS_VALUE:
+            value = True
+            continue
         if (not t.startswith("-") and "e" in t) or t in ("-E", "--environment") or ((
-                t.startswith("-o") or t.startswith("--format")) and "environ" in t):
+                t.startswith("-o") or t.startswith("-O") or t.startswith("--format")) and "environ" in t):
             an.deny("creds.env-dump", f"`ps {t}` prints the environment of processes, secrets included")
 
 

@@ -1,0 +1,145 @@
+"""Signals: an agent may signal only its own processes (security-findings H8).
+
+Every process of a job runs with the job's ZEN_JOB_ID in its environment (the pane's shell
+exports it, and children inherit it), and no process outside the job has that value. So:
+
+    kill %1 / %% / %name     a job spec of the agent's own shell: allowed
+    kill $!                  the agent's own last background job: allowed
+    kill PID                 allowed only when /proc/PID/environ says ZEN_JOB_ID=<this job>
+                             (read at decision time); an unknown pid (`$(pgrep ...)`, `$pid`,
+                             a pid the guardian cannot read) is denied
+    kill 0, kill -- -PGID, kill -1   process groups and "every process": denied
+    kill -0 ... / kill -l    no signal is sent (an existence probe, the list of names): allowed
+    pkill, killall, killall5, skill, snice, fuser -k   by name or by file: denied to an agent
+                             (they reach the supervisor, the guardian, other jobs' agents)
+
+tmux kill-server / kill-session on zen's server are denied by mux.py (zen's server is never an
+agent's). A human (a check with no job context) keeps every signal.
+
+`py_signal` is the same rule for inline Python's os.kill / os.killpg / signal.pthread_kill
+(called by the Python scan with the call's static argument values).
+
+Lean on purpose (imported by the hook with the first kill): stdlib + zen.guard.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zen.guard.words import Cmd, State, Word
+
+if TYPE_CHECKING:
+    from zen.guard.analyse import Analyser
+
+BY_NAME = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
+OWN_LAST_JOB = frozenset({"$!", '"$!"', "${!}", '"${!}"'})
+PY_SIGNAL_CALLS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill", "os.pidfd_open"})
+_SIGNAL_VALUE = frozenset({"-s", "--signal", "-n"})
+_NO_SIGNAL = frozenset({"0", "SIG0", "EXIT", "SIGEXIT"})
+_HOW = "signal only your own processes: `kill %1` or `kill $!` for a job you started"
+
+
+def kill(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    if name == "fuser":
+        if not any(not a.known or a.text == "--kill" or (a.text.startswith("-") and not a.text.startswith("--")
+                                                          and "k" in a.text[1:]) for a in args):
+            for a in args:
+                if not a.text.startswith("-"):
+                    an.read_word(a, st)
+            return                      # lists who uses a file: read-only
+        an.ro("`fuser -k`")
+        if an.ctx.agent:
+            an.deny("proc.signal", f"`fuser -k` kills every process using a file, zen's own included; {_HOW}")
+        return
+    an.ro(f"`{name}`")
+    an.need("system_commands", "approval.system-command", f"`{name}` affects other processes")
+    if not an.ctx.agent:
+        return
+    if name in BY_NAME:
+        an.deny("proc.signal", f"`{name}` signals processes by name, and those include zen's own and "
+                f"other jobs' agents; {_HOW}")
+    _kill(an, args)
+
+
+def _kill(an: Analyser, args: list[Word]) -> None:
+    signal: str | None = "TERM"
+    chosen = False                      # after a signal option, bash reads -N as a process group
+    targets: list[Word] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        t = a.text
+        if targets or not a.known or not t.startswith("-") or t == "-" or (chosen and t[1:].isdigit()):
+            targets.append(a)
+        elif t == "--":
+            targets.extend(args[i + 1:])
+            break
+        elif t in ("-l", "-L", "--list", "--table") or t.startswith("--list="):
+            return                      # prints signal names
+        elif t in _SIGNAL_VALUE:
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            signal = nxt.text.upper() if nxt is not None and nxt.known else None
+            chosen = True
+            i += 1
+        elif t.startswith("--signal="):
+            signal, chosen = t.split("=", 1)[1].upper(), True
+        elif t[1:].isalnum():
+            signal, chosen = t[1:].upper(), True    # -9, -KILL, -SIGKILL
+        else:
+            targets.append(a)
+        i += 1
+    if signal in _NO_SIGNAL:
+        return                          # kill -0: asks whether the process exists, sends nothing
+    for w in targets:
+        _target(an, w)
+
+
+def _target(an: Analyser, w: Word) -> None:
+    if w.raw in OWN_LAST_JOB:
+        return
+    t = w.text
+    if not w.known:
+        an.deny("proc.signal", f"`kill {w.raw}`: a process only known at run time may be anyone's; {_HOW}")
+    if t.startswith("%"):
+        return                          # a job of the agent's own shell
+    if t.lstrip("-").isdigit():
+        own_process(an, int(t), f"`kill {w.raw}`")
+        return
+    an.deny("proc.signal", f"`kill {w.raw}`: not a process the guardian can place; {_HOW}")
+
+
+def own_process(an: Analyser, pid: int, what: str) -> None:
+    """Deny unless `pid` is a process of this job (its environment names the job)."""
+    if pid <= 0:
+        an.deny("proc.signal", f"{what} signals a whole process group (or every process), zen's own "
+                f"included; {_HOW}")
+    if pid == 1:
+        an.deny("proc.signal", f"{what} signals init; {_HOW}")
+    job = an.ctx.job_id
+    if not job or an.ctx.read is None:
+        an.deny("proc.signal", f"{what}: the guardian cannot tell whose process {pid} is; {_HOW}")
+    try:
+        environ = an.ctx.read(f"/proc/{pid}/environ")
+    except OSError:
+        environ = None
+    if environ is None or f"ZEN_JOB_ID={job}".encode() not in environ.split(b"\0"):
+        an.deny("proc.signal", f"{what}: process {pid} is not one of this job's (zen's supervisor, its "
+                f"guardian, the dashboard and other jobs' agents are never an agent's to signal); {_HOW}")
+
+
+def py_signal(an: Analyser, fn: str, values: list[Any], where: str) -> None:
+    """Inline Python's os.kill(pid, sig) / os.killpg(pgid, sig): the same rule as `kill`."""
+    an.ro(f"{where}: {fn}()")
+    if not an.ctx.agent:
+        return
+    if fn == "os.pidfd_open":
+        return
+    pid = values[0] if values else None
+    sig = values[1] if len(values) > 1 else None
+    if sig == 0 and fn == "os.kill":
+        return
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        an.deny("proc.signal", f"{where}: {fn}() signals a process the guardian cannot resolve; {_HOW}")
+    if fn == "os.killpg":
+        an.deny("proc.signal", f"{where}: {fn}() signals a whole process group; {_HOW}")
+    own_process(an, pid, f"{where}: {fn}()")
