@@ -131,7 +131,7 @@ def test_a_python_file_on_disk_is_judged_by_what_it_surely_does(policy, tmp_path
 
 def test_a_python_file_written_by_the_same_command_is_judged_strictly(policy, tmp_path: Path) -> None:
     cmd = "printf 'import os, sys\\nos.remove(sys.argv[1])\\n' > t.py && python3 t.py /etc/passwd"
-    check(bash(policy, cmd, on_disk(tmp_path)), "deny", "fs.unresolved-target")
+    check(bash(policy, cmd, on_disk(tmp_path)), "deny", "fs.outside-worktree", "/etc/passwd")   # its argv is known
 
 
 # -- JS, Ruby, Perl, PHP -----------------------------------------------------------------------------------------

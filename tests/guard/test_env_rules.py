@@ -90,12 +90,13 @@ def test_every_way_to_run_a_script_judges_its_text(policy, wt: Path, command: st
 @pytest.mark.parametrize("command", ["bin/ok", "PATH=bin:$PATH ok", "ls", "command -v mytool",
                                      "./args.sh build", "cat x"])
 def test_harmless_scripts_and_reads_of_scripts_are_allowed(policy, wt: Path, command: str) -> None:
-    # ./args.sh: "$1" is only known at run time; a file on disk is not denied for that alone
+    # ./args.sh build: "$1" is the argument it is run with
     check(bash(policy, command, on_disk(wt)), "allow", None, None, command)
 
 
-def test_a_script_too_long_to_read_is_denied(policy, wt: Path) -> None:
-    check(bash(policy, "sh big.sh", on_disk(wt)), "deny", "opaque.exec", "too long")
+def test_a_script_too_long_to_read_needs_a_human(policy, wt: Path) -> None:
+    check(bash(policy, "sh big.sh", on_disk(wt)), "approval", "approval.unjudged", "too long")
+    check(bash(policy, "sh big.sh", on_disk(wt, level="observe")), "deny")
 
 
 def test_a_binary_is_run_as_itself(policy, wt: Path) -> None:
@@ -104,10 +105,10 @@ def test_a_binary_is_run_as_itself(policy, wt: Path) -> None:
     check(bash(policy, "./tool --help", on_disk(wt)), "allow")
 
 
-def test_a_script_in_a_language_it_does_not_read_is_denied(policy, wt: Path) -> None:
+def test_a_script_in_a_language_it_does_not_read_needs_a_human(policy, wt: Path) -> None:
     (wt / "s.tcl").write_text("#!/usr/bin/tclsh\nputs hi\n")
     os.chmod(wt / "s.tcl", 0o755)
-    check(bash(policy, "./s.tcl", on_disk(wt)), "deny", "opaque.exec", "a language the guardian does not read")
+    check(bash(policy, "./s.tcl", on_disk(wt)), "approval", "approval.unjudged", "a language the guardian does not read")
 
 
 def test_a_script_written_with_known_text_then_run(policy, wt: Path) -> None:

@@ -212,10 +212,14 @@ def test_double_dollar_is_a_shell_dollar_and_comments_stay_in_recipes() -> None:
     assert make_recipes(MAKEFILE, ["clean"]) == ["rm -rf build   # comment stays in the recipe", "rm -f $HOME/x"]
 
 
-def test_an_undefined_variable_is_unknown_and_deps_are_visited_once() -> None:
+def test_an_undefined_variable_is_empty_and_deps_are_visited_once() -> None:
     out = make_recipes(MAKEFILE, ["deploy", "all"])
     assert out == ["cc -O2 -g -o $(OUT)/app main.c util.c", "echo built main.c", "echo done",
-                   f"scp build/app {UNK}:/srv"]
+                   "scp build/app :/srv"]
+    # one the environment sets is read by the recipe's shell; a command-line VAR=value wins
+    assert make_recipes(MAKEFILE, ["deploy"], {"HOST": "h"})[-1] == "scp build/app ${HOST}:/srv"
+    assert make_recipes(MAKEFILE, ["deploy"], {"HOST": "h"}, {"HOST": "x"})[-1] == "scp build/app x:/srv"
+    assert make_recipes("a:\n\techo $(wildcard *.c)\n", []) == [f"echo {UNK}"]
 
 
 def test_shell_function_becomes_a_command_substitution() -> None:

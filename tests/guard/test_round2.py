@@ -253,6 +253,7 @@ def scripts(tmp_path: Path) -> Context:
         "approve.sh": "zen approve 3fa9c0d1e2f3\n",
         "evil.py": "import shutil\nshutil.rmtree('/etc')\n",
         "ok.py": "import sys, subprocess\nsubprocess.run(sys.argv[1:])\nprint('ok')\n",
+        "args.sh": "#!/bin/sh\nrm -f \"$1\"\n",
         "Makefile": "build:\n\tcc -o app main.c\ninstall:\n\tcp app /usr/local/bin\nclean:\n\trm -rf ~/.cache\n",
         "package.json": '{"scripts": {"test": "jest", "deploy": "curl -X POST https://api.stripe.com/v1/charges"}}',
         "bin/tool": "#!/usr/bin/env ruby\nsystem('rm -rf ~')\n",
@@ -280,11 +281,14 @@ def scripts(tmp_path: Path) -> Context:
     ("make clean", "deny", "fs.outside-worktree"),
     ("make install", "deny", "fs.outside-worktree"),
     ("npm run deploy", "deny", "net.high-consequence"),
-    ("sh big.sh", "deny", "opaque.exec"),                # too long to judge whole
-    ("./odd.sh", "deny", "opaque.exec"),                 # a language the guardian does not read
-    # near misses: what a script does with its arguments is only known at run time, and that
-    # does not deny a script already on disk; other goals and scripts are not run
-    ("./ok.sh a b", "allow", None),
+    ("sh big.sh", "approval", "approval.unjudged"),      # too long to judge whole: a human decides
+    ("./odd.sh", "approval", "approval.unjudged"),       # a language the guardian does not read
+    # a file on disk is judged as strictly as inline code (issue 32): a loop over "$@" deletes
+    # paths only known at run time
+    ("./ok.sh a b", "deny", "fs.unresolved-target"),
+    # near misses: its arguments are known ($1, sys.argv); other goals and scripts are not run
+    ("./args.sh a", "allow", None),
+    ("./args.sh /etc", "deny", "fs.outside-worktree"),
     ("python3 ok.py ls", "allow", None),
     ("make", "allow", None),
     ("make build", "allow", None),
@@ -391,13 +395,13 @@ def test_git_aliases_on_disk_are_judged(policy, tmp_path: Path) -> None:
     assert decide(ToolCall("Bash", command="git st"), ctx, policy).allowed
 
 
-def test_a_project_using_an_sdk_still_runs_its_own_code(policy, tmp_path: Path) -> None:
-    """A file of the project that imports a payments SDK (a web app) runs: only inline code that
-    imports one is about to call it raw."""
+def test_a_project_file_using_an_sdk_is_judged_as_inline_code(policy, tmp_path: Path) -> None:
+    """A file of the project that imports a payments SDK is judged as inline code that imports one
+    (issue 32: a file on disk is judged as strictly as inline code, write-then-run)."""
     wt = tmp_path / "home" / "worktrees" / "J"
     wt.mkdir(parents=True)
     (wt / "app.py").write_text("import stripe\n\ndef charge(n):\n    return stripe.Charge.create(amount=n)\n")
     ctx = Context(cwd=str(wt), worktree=str(wt), home=str(tmp_path / "home"), user_home=str(tmp_path / "u"),
                   job_id="J", env={"HOME": str(tmp_path / "u")}, realpath=os.path.realpath, read=read_head)
-    assert decide(ToolCall("Bash", command="python3 app.py"), ctx, policy).allowed
+    assert decide(ToolCall("Bash", command="python3 app.py"), ctx, policy).rule == "net.sdk"
     assert decide(ToolCall("Bash", command="python3 -c 'import stripe'"), ctx, policy).rule == "net.sdk"

@@ -288,7 +288,7 @@ class Analyser(PathChecks, ScriptRuns):
         if "/" in prog:
             name = self.program_name(prog, name, st)
             if name != "zen":        # zen's own script (or a copy of it) is judged as zen
-                self.run_file(head, st, None, f"`{prog}`")
+                self.run_file(head, st, None, f"`{prog}`", args)
         elif name in self.aliases and head.raw == prog:
             self.deny("shell.alias", f"`{name}` is an alias the same command defines: what it runs is "
                       "not what it says")

@@ -4,7 +4,9 @@
 make: the recipe lines of the goals and of everything they depend on (the first target when
 none is named), with `$(VAR)` / `${VAR}` expanded from the file's simple assignments, automatic
 variables ($@ $< $^) filled in, and `$(shell ...)` kept as a command substitution; what cannot
-be expanded becomes UNK. `include` makes the file's rules unknown.
+be expanded becomes UNK. A variable the file does not set has make's own value: a command-line
+`VAR=value`, then the environment, then make's built-in default (CC, RM, ...), else empty, as
+make expands it. `include` makes the file's rules unknown.
 
 npm / yarn / pnpm / bun: the script NAME with its pre and post scripts.
 """
@@ -21,11 +23,20 @@ _ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_.][A-Za-z0-9_.-]*)\s*
 _VAR = re.compile(r"\$\(([^()]*)\)|\$\{([^{}]*)\}|\$([@<^?*%+|])|\$\$")
 
 
-def make_recipes(text: str, goals: list[str]) -> list[str] | None:
+# make's built-in variables (make -p), those recipes use
+_BUILTIN_VARS = {"CC": "cc", "CXX": "g++", "CPP": "cc -E", "AR": "ar", "AS": "as", "LD": "ld", "RM": "rm -f",
+                 "FC": "f77", "YACC": "yacc", "LEX": "lex", "ARFLAGS": "rv", "SHELL": "/bin/sh",
+                 "MAKE": "make", "CURDIR": ".", "MAKEFLAGS": ""}
+
+
+def make_recipes(text: str, goals: list[str], env: dict[str, str] | None = None,
+                 overrides: dict[str, str] | None = None) -> list[str] | None:
     """The shell lines `make GOALS` runs, in order; None when the file cannot be read with
     confidence (an include)."""
     rules: dict[str, tuple[list[str], list[str]]] = {}
-    variables: dict[str, str] = {}
+    variables: dict[str, str] = dict(_BUILTIN_VARS)
+    for name in env or {}:   # the recipe's shell reads it from the environment (secret or not)
+        variables[name] = "$${" + name + "}"
     order: list[str] = []
     current: list[str] | None = None
     lines = text.replace("\\\n", " ").splitlines()
@@ -57,6 +68,7 @@ def make_recipes(text: str, goals: list[str]) -> list[str] | None:
             rules[t] = (deps.split(), current)
             if not t.startswith(".") and "%" not in t:
                 order.append(t)
+    variables.update(overrides or {})
     default = _expand(variables.get(".DEFAULT_GOAL", ""), variables, "", [], 0).split()
     todo = list(goals) or default or order[:1]
     out: list[str] = []
@@ -89,9 +101,9 @@ def _expand(text: str, variables: dict[str, str], target: str, deps: list[str], 
             return "$(" + inner[len("shell "):] + ")"
         if inner in variables and depth < 8:
             return _expand(variables[inner], variables, target, deps, depth + 1)
-        if inner in ("MAKE", "CURDIR"):
-            return {"MAKE": "make", "CURDIR": "."}[inner]
-        return UNK
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", inner) and depth < 8:
+            return ""           # a variable nothing sets is empty
+        return UNK              # a function ($(wildcard ...)), a substitution reference
     return _VAR.sub(one, text)
 
 

@@ -446,7 +446,7 @@ class Expander:
             name = self.text(names[0]) if names else ""
             if not quoted and self._brace_follows(node):
                 buf.parts.append(UNK)    # $V{a,b} is $Va $Vb: braces expand before variables
-            elif names and names[0].type == "variable_name":
+            elif names and (names[0].type == "variable_name" or name.isdigit() or name == "#"):
                 self._var(name, st, buf, quoted)
             else:
                 buf.parts.append(UNK)    # $1 $@ $? $$ ...

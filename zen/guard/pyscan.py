@@ -18,6 +18,7 @@ import posixpath
 from typing import Any
 
 from zen.guard.defaults import MESSAGE_SERVICES
+from zen.guard.rules.leaks import environ_sent
 from zen.guard.sqlscan import destructive_orm, destructive_sql
 from zen.guard.words import is_secret_name
 
@@ -171,6 +172,15 @@ class _PyEval:
             key = self.value(node.slice)
             if base == "os.environ" and key == "HOME":
                 return self.an.user_home
+            argv = getattr(self.an, "script_argv", None)
+            if base == "sys.argv" and argv is not None:     # a file run with known arguments
+                if isinstance(key, int) and -len(argv) <= key < len(argv):
+                    return argv[key]
+                sl = node.slice
+                if isinstance(sl, ast.Slice) and sl.upper is None and sl.step is None:   # sys.argv[1:]
+                    lo = self.value(sl.lower) if sl.lower is not None else 0
+                    part = argv[lo:] if isinstance(lo, int) else [None]
+                    return part if all(isinstance(p, str) for p in part) else None
             return None
         return None
 
@@ -429,6 +439,7 @@ def _py_other(an: Any, ev: _PyEval, node: Any, fn: str, aliases: dict[str, str],
         an.deny("creds.read", f"{where}: {fn}() reads a .env file")
         return
     if fn.startswith(_NET_CALLS) or fn.rsplit(".", maxsplit=1)[-1] in ("urlopen",):
+        environ_sent(an, [*args, *kw.values()], aliases, f"{where}: {fn}()", _dotted)   # rules/leaks.py
         an.py_net(fn, [ev.value(a) for a in args] + [ev.value(v) for v in kw.values()], where,
                   _py_method(ev, fn, args, kw))
         return

@@ -11,10 +11,11 @@ judged by its text:
 - written by this command, text unknown (downloaded, extracted, generated): denied, the guardian
   cannot know what runs (download-and-run in any form);
 - on disk in the worktree (written in an earlier turn, or part of the repository): its text as it
-  is now, judged without the strictness reserved for inline code: a command in it that is denied
-  for what it does (a delete outside, zen approve, a raw call to a payments API) denies the run,
-  a word it only knows at run time ($1, a variable) does not. A file too long to read whole, or in
-  a language the guardian does not read, is denied; a compiled program is run as itself.
+  is now, judged exactly as strictly as inline code (write one turn, run the next is the same as
+  running it inline): a command name, a target, a host or code only known at run time denies.
+  A file the guardian cannot judge (too long to read whole, unreadable, in a language it does
+  not read) needs a human's approval, and is denied where approvals do not apply (observe, the
+  kill switch); a compiled program is run as itself.
 
 A mixin of Analyser (analyse.py).
 
@@ -28,19 +29,10 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from zen.guard import codescan
-from zen.guard.api import READ_LIMIT, Context
+from zen.guard.api import APPROVAL, READ_LIMIT, Context, Decision
 from zen.guard.paths import Target, under
 from zen.guard.words import UNK, Cmd, State, Word, decode_ansi_c
 
-# rules whose denial means "not known until run time": in a file already on disk these are what
-# scripts do all the time ($1, "$@"), so they do not deny the run
-UNRESOLVED = frozenset({"fs.unresolved-target", "shell.unresolved", "shell.unresolved-command",
-                        "opaque.exec", "opaque.eval", "opaque.pipe", "net.unresolved-host", "sql.unresolved",
-                        "git.unresolved", "git.push-unresolved", "perm.unresolved", "shell.parse",
-                        "shell.unsupported", "shell.depth",
-                        # a project's own code may use a payments or email SDK when it runs as a
-                        # service; inline code that imports one is denied (it is about to call it)
-                        "net.sdk"})
 INTERPRETERS = {"sh": "sh", "bash": "sh", "dash": "sh", "ash": "sh", "ksh": "sh", "mksh": "sh", "busybox": "sh",
                 "python": "python", "python3": "python", "python2": "python", "pypy": "python",
                 "pypy3": "python", "node": "js", "nodejs": "js", "deno": "js", "bun": "js", "tsx": "js",
@@ -51,6 +43,9 @@ class ScriptRuns:
     """Files the command writes and files it runs (Analyser supplies the verbs and the context)."""
 
     ctx: Context
+    script_argv: list[str | None] | None = None     # sys.argv of the Python file being judged
+    observe: bool
+    pending: Decision | None
     roots: list[str]
     written: dict[str, str | None]
     trees: list[str]
@@ -84,8 +79,9 @@ class ScriptRuns:
         return any(under(path, d) for d in self.trees), None
 
     # -- running a file ---------------------------------------------------------------------------
-    def run_file(self, w: Word, st: State, lang: str | None, via: str) -> None:
-        """`via` runs the file `w` (as `lang`, else as its shebang says)."""
+    def run_file(self, w: Word, st: State, lang: str | None, via: str, args: list[Word] | None = None) -> None:
+        """`via` runs the file `w` (as `lang`, else as its shebang says) with the arguments `args`
+        (None: not known, as for `source` of a file in a script)."""
         if not w.known:
             self.deny("opaque.exec", f"{via} runs a file only known at run time ({w.raw})")
         for t in self.targets(w, st, follow_last=True) or []:
@@ -96,9 +92,10 @@ class ScriptRuns:
                 if text is None:
                     self.deny("opaque.exec", f"{via} runs {w.raw}, which this command writes with text the "
                               "guardian cannot see (a download, an extraction, another program's output)")
-                self.judge_text(text, lang, st, f"{via} ({w.raw}, written by this command)", lenient=False)
+                self.judge_text(text, lang, st, f"{via} ({w.raw}, written by this command)",
+                                argv=_argv(w, args))
             elif self.ctx.read is not None and any(under(t.path, r) for r in self.roots):
-                self._judge_disk(t.path, w, st, lang, via)
+                self._judge_disk(t.path, w, st, lang, via, _argv(w, args))
 
     def file_text(self, w: Word, st: State) -> tuple[str, str | None]:
         """What the guardian can see of file `w`: ("written", text) when this command writes it
@@ -123,72 +120,76 @@ class ScriptRuns:
             return "unknown", None
         return "disk", head.decode("utf-8", "replace")
 
-    def run_lines(self, lines: list[str], st: State, where: str, lenient: bool) -> None:
-        """Shell lines a build tool runs (make recipes, npm scripts)."""
+    def run_lines(self, lines: list[str], st: State, where: str) -> None:
+        """Shell lines a build tool runs (make recipes, npm scripts), as strictly as inline code."""
         for line in lines:
-            self.judge_text(line, "sh", st, where, lenient=lenient)
+            self.judge_text(line, "sh", st, where)
 
-    def _judge_disk(self, path: str, w: Word, st: State, lang: str | None, via: str) -> None:
+    def unjudged(self, reason: str) -> None:
+        """Code that will run and that the guardian cannot judge: a human's approval, denied where
+        approvals do not apply (observe and the kill switch)."""
+        if self.observe:
+            self.deny("opaque.exec", f"{reason}; at observe level (or under the kill switch) it is denied")
+        if self.pending is None:
+            self.pending = Decision(APPROVAL, "approval.unjudged", f"{reason}: a human decides")
+
+    def _judge_disk(self, path: str, w: Word, st: State, lang: str | None, via: str,
+                    argv: list[str | None] | None) -> None:
         try:
             head = self.ctx.read(path) if self.ctx.read is not None else None
         except OSError:
-            self.deny("opaque.exec", f"{via} runs {w.raw}, which the guardian cannot read")
+            self.unjudged(f"{via} runs {w.raw}, which the guardian cannot read")
+            return
         if head is None or b"\x00" in head[:4096] or head.startswith(b"\x7fELF"):
             return                       # not there (it fails), or a compiled program
         if len(head) > READ_LIMIT:
-            self.deny("opaque.exec", f"{via} runs {w.raw}, too long ({READ_LIMIT // 1024} KiB+) to judge")
-        text = head.decode("utf-8", "replace")
-        self.judge_text(text, lang, st, f"{via} ({w.raw})", lenient=True)
+            self.unjudged(f"{via} runs {w.raw}, too long ({READ_LIMIT // 1024} KiB+) to judge")
+            return
+        self.judge_text(head.decode("utf-8", "replace"), lang, st, f"{via} ({w.raw})", disk=True, argv=argv)
 
-    def judge_text(self, text: str, lang: str | None, st: State, where: str, lenient: bool) -> None:
+    def judge_text(self, text: str, lang: str | None, st: State, where: str, disk: bool = False,
+                   argv: list[str | None] | None = None) -> None:
         """Judge `text` as the code `lang` (None: by its shebang; a text file without one is a shell
-        script, as the kernel and bash run it)."""
+        script, as the kernel and bash run it), as strictly as inline code. `disk`: a file as it is
+        on disk, whose language the guardian may not read (then a human decides). `argv`: the
+        script's name and arguments ($0 $1 ..., sys.argv; None inside: only known at run time)."""
         if UNK in text:
             self.deny("opaque.exec", f"{where}: its text is only known at run time")
         if lang is None:
             lang = shebang_lang(text)
         if lang is None:
+            if disk:
+                self.unjudged(f"{where}: a script in a language the guardian does not read")
+                return
             self.deny("opaque.exec", f"{where}: a script in a language the guardian does not read")
-        if not lenient:
-            self._judge(text, lang, st, where)
-            return
-        try:
-            self._judge(text, lang, st, where)
-        except Exception as exc:       # a file on disk: only what it surely does denies the run
-            decision = getattr(exc, "decision", None)
-            rule = decision.rule if decision is not None else getattr(exc, "rule", None)
-            if rule is None or rule not in UNRESOLVED:
-                raise
-            if lang == "sh":
-                self._judge_statements(text, st, where)
+        self._judge(text, lang, st, where, argv)
 
-    def _judge(self, text: str, lang: str, st: State, where: str) -> None:
+    def _judge(self, text: str, lang: str, st: State, where: str, argv: list[str | None] | None = None) -> None:
         if lang == "sh":
-            self.walk(text, st.copy(vars={}), self.depth + 1)
+            positional: dict[str, str | None] = {}
+            if argv is not None:      # $0 .. $9 (unset ones are empty) and $#
+                positional = {str(i): argv[i] if i < len(argv) else "" for i in range(10)}
+                positional["#"] = str(len(argv) - 1)
+            self.walk(text, st.copy(vars=positional), self.depth + 1)
         elif lang == "python":
             # lean hook path: ast loads only when a Python file or inline code is judged
             from zen.guard import pyscan
 
-            pyscan.scan_python(self, text, where)
+            saved, self.script_argv = self.script_argv, argv
+            try:
+                pyscan.scan_python(self, text, where)
+            finally:
+                self.script_argv = saved
         elif lang in ("js", "ruby", "perl", "php"):
             codescan.scan_script(self, lang, text, where)
         else:
             self.deny("opaque.exec", f"{where}: code the guardian cannot check")
 
-    def _judge_statements(self, text: str, st: State, where: str) -> None:
-        """A shell file on disk, one line at a time, so a word known only at run time on one line
-        does not hide what another line surely does."""
-        for line in text.splitlines():
-            stripped = line.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            try:
-                self.walk(stripped, st.copy(vars={}), self.depth + 1)
-            except Exception as exc:
-                decision = getattr(exc, "decision", None)
-                rule = decision.rule if decision is not None else getattr(exc, "rule", None)
-                if rule is None or rule not in UNRESOLVED:
-                    raise
+
+def _argv(w: Word, args: list[Word] | None) -> list[str | None] | None:
+    if args is None:
+        return None
+    return [w.text, *(a.text if a.known and not a.glob else None for a in args)]
 
 
 def shebang_lang(text: str) -> str | None:

@@ -45,10 +45,14 @@ def make(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         if kind == "unknown" or text is None:
             an.deny("opaque.exec", f"`make` runs {candidate.raw}, which the guardian cannot see (written "
                     "by this command with unknown text)")
-        recipes = make_recipes(text, goals)
-        if recipes is None and kind == "written":
-            an.deny("opaque.exec", f"`make`: {candidate.raw} includes other files the guardian cannot see")
-        an.run_lines(recipes or [], run_st, f"`make` ({candidate.raw})", lenient=kind == "disk")
+        overrides = {k: v for k, _, v in (p.text.partition("=") for p in _pos if "=" in p.text)}
+        recipes = make_recipes(text, goals, an.env, overrides)
+        if recipes is None:
+            if kind == "written":
+                an.deny("opaque.exec", f"`make`: {candidate.raw} includes other files the guardian cannot see")
+            an.unjudged(f"`make`: {candidate.raw} includes other files the guardian cannot see")
+            return
+        an.run_lines(recipes, run_st, f"`make` ({candidate.raw})")
         return
 
 
@@ -62,7 +66,7 @@ def package_scripts(an: Analyser, tool: str, names: list[str], st: State) -> Non
     for name in names:
         scripts = npm_scripts(text, name)
         if scripts:
-            an.run_lines(scripts, st, f"`{tool}` (package.json {name})", lenient=kind == "disk")
+            an.run_lines(scripts, st, f"`{tool}` (package.json {name})")
 
 
 def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

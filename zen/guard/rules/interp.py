@@ -61,7 +61,7 @@ def python(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         an.ro(f"`{name} {t}`")
         for w in args[i:]:
             an.read_word(w, st)
-        an.run_file(a, st, "python", f"`{name}`")
+        an.run_file(a, st, "python", f"`{name}`", args[i + 1:])
         return
     interp_stdin(an, name, cmd, lang="python")
 
@@ -147,7 +147,7 @@ def script_lang(an: Analyser, name: str, lang: str, eval_flags: tuple[str, ...],
         an.ro(f"`{name} {t}`")
         for w in args[i:]:
             an.read_word(w, st)
-        an.run_file(a, st, lang, f"`{name}`")
+        an.run_file(a, st, lang, f"`{name}`", args[i + 1:])
         return
     interp_stdin(an, name, cmd, lang=lang)
 
@@ -238,7 +238,7 @@ def perl(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     elif script_file is not None:
         an.ro("`perl`")
         run_script_file(an, script_file, "perl", st, cmd)
-        an.run_file(script_file, st, "perl", "`perl`")
+        an.run_file(script_file, st, "perl", "`perl`", files)
     else:
         interp_stdin(an, "perl", cmd)
 

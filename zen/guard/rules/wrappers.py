@@ -64,7 +64,7 @@ def shell(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
             an.deny("opaque.exec", f"`{name}` runs a script from a process substitution")
         an.ro(f"running `{script.text}`")
         interp.run_script_file(an, script, "sh", st, cmd)
-        an.run_file(script, st, "sh", f"`{name}`")
+        an.run_file(script, st, "sh", f"`{name}`", args[args.index(script) + 1:])
         for w in args[args.index(script) + 1:]:
             an.read_word(w, st)
         return
@@ -277,7 +277,7 @@ def source(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
         an.deny("opaque.exec", f"`{name}` of generated text (opaque execution)")
     an.read_word(f, st)
     an.ro(f"`{name} {f.text}`")
-    an.run_file(f, st, "sh", f"`{name}`")
+    an.run_file(f, st, "sh", f"`{name}`", args[1:])
 
 
 def trap(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
