@@ -26,9 +26,11 @@ What a wall is, by construction (not by what a parser saw):
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -138,9 +140,6 @@ def socket_for(run_dir: Path, index: int) -> Path:
 def run_dir_for(key: str) -> Path:
     """A private directory for a wall's sockets, short enough for them: /tmp/zen-wall-<uid>/<key>,
     made 0700 and refused when someone else owns it or it is a symbolic link."""
-    import hashlib
-    import stat
-
     top = Path(f"/tmp/zen-wall-{os.getuid()}")
     for d in (top, top / hashlib.sha256(key.encode()).hexdigest()[:16]):
         try:
