@@ -31,7 +31,8 @@ def test_init_creates_the_layout_with_a_commented_config(tmp_path: Path) -> None
     text = (tmp_path / "h" / "zen.yaml").read_text()
     assert text.startswith("# zen home configuration")
     assert "max_concurrent_tasks" in text and "# agents alive at once" in text
-    assert (tmp_path / "h" / "zen.yaml").stat().st_mode & 0o044, "config must be readable by the user's tools"
+    mode = (tmp_path / "h" / "zen.yaml").stat().st_mode
+    assert mode & 0o400 and not mode & 0o077, "the config is the user's: readable by them, by nobody else (L16)"
 
 
 def test_init_is_idempotent_and_never_overwrites_edits(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from zen.store.layout import go_private
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:   # typing alone costs the thin hook (zen/guard/client.py) a fifth of its start-up
     from typing import Any
@@ -31,6 +33,7 @@ def lease_check() -> object:
 
 def main() -> None:
     argv = sys.argv[1:]
+    go_private()  # every record zen writes is the user's alone (L16); agents get the user's umask back
     # `zen guard hook --help` (nothing else) is a person asking; agents never call it so. Any
     # other form is the hook itself, which must answer in the agent's protocol, fail-closed.
     asks_help = len(argv) == 3 and argv[2] in ("-h", "--help")

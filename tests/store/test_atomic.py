@@ -96,10 +96,17 @@ def test_an_empty_write_publishes_an_empty_file(d: Path) -> None:
     assert target.read_bytes() == b""
 
 
-def test_a_published_file_is_world_readable_not_mkstemps_private_0600(d: Path) -> None:
+def test_a_published_file_is_private_to_the_user(d: Path) -> None:
+    # zen's records are the user's alone (security finding L16), whatever the umask
     target = d / "zen.yaml"
     atomic_write(target, "zen: 1\n")
-    assert _mode(target) == 0o644
+    assert _mode(target) == 0o600
+
+
+def test_a_file_may_ask_for_another_mode(d: Path) -> None:
+    target = d / "script.sh"
+    atomic_write(target, "#!/bin/sh\n", mode=0o755)
+    assert _mode(target) == 0o755
 
 
 def test_mode_makes_a_secret_private(d: Path) -> None:
@@ -215,12 +222,12 @@ def test_write_temp_makes_a_hidden_file_with_the_prefix_in_the_folder(d: Path) -
     assert path.parent == d
     assert path.name.startswith(".job-1.")
     assert path.read_bytes() == b"payload"
+    assert _mode(path) == 0o600  # private unless asked (L16)
+
+
+def test_write_temp_takes_another_mode_when_asked_for_it(d: Path) -> None:
+    path = write_temp(d, b"shared", mode=0o644)
     assert _mode(path) == 0o644
-
-
-def test_write_temp_keeps_mkstemps_0600_when_asked_for_it(d: Path) -> None:
-    path = write_temp(d, b"secret", mode=0o600)
-    assert _mode(path) == 0o600
 
 
 def test_two_temp_files_never_share_a_name(d: Path) -> None:
@@ -291,7 +298,7 @@ def test_append_whole_creates_the_file_and_appends_in_order(d: Path) -> None:
     append_whole(log, b"one\n")
     append_whole(log, b"two\nthree\n")
     assert log.read_bytes() == b"one\ntwo\nthree\n"
-    assert _mode(log) == 0o644
+    assert _mode(log) == 0o600  # a log is the user's alone, whatever the umask (L16)
 
 
 def test_append_whole_names_a_missing_folder(d: Path) -> None:

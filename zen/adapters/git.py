@@ -28,7 +28,7 @@ from pathlib import Path
 
 from zen.adapters.git_probe import INHERITED_GIT_VARS
 from zen.errors import GitError
-from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP
+from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, user_umask
 
 # GitPython refuses to be imported when no git binary is on PATH; zen says so in a sentence at the
 # first git call instead (GitCommandNotFound below), so this must precede the import.
@@ -179,30 +179,46 @@ def add_worktree(repo_path: Path, path: Path, branch: str, base: str) -> str:
         if path.exists():
             existing = _worktrees(repo).get(path.resolve())
             if existing == f"refs/heads/{branch}":
-                status, mb = _call(repo, "merge-base", branch, base_commit, check=False)
+                _, mb = _call(repo, "merge-base", branch, base_commit, check=False)
                 return mb.strip() or base_commit
             if existing is not None:
                 raise GitError(f"{path} is already a worktree of {repo_path} on another branch ({existing})")
             if any(path.iterdir()):
                 raise GitError(f"{path} exists and is not empty; cannot create the job's worktree there")
         path.parent.mkdir(parents=True, exist_ok=True)
-        status, _ = _call(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit, check=False)
-        if status != 0:
-            tip = _rev(repo, f"refs/heads/{branch}")
-            if tip is None:
-                _out(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit,
-                     what=f"create the worktree {path}")  # again, for git's own reason
-            elif tip == base_commit and not path.exists() and f"refs/heads/{branch}" not in _worktrees(repo).values():
-                # the branch was made and its worktree not (git failed between the two, or a
-                # crash came there): it holds nothing and no worktree has it, so it gets this one
-                _call(repo, "worktree", "prune", check=False)
-                _out(repo, "worktree", "add", "--quiet", str(path), branch, what=f"create the worktree {path}")
-            else:
-                raise GitError(f"branch {branch} already exists in {repo_path}; "
-                               "a worktree for it cannot be created again")
+        with _users_umask():  # the checkout is the user's work, not zen's private record
+            _add_worktree(repo, repo_path, path, branch, base_commit)
     for name in ZEN_PATHS:
         make_private_dir(path, name)
     return base_commit
+
+
+@contextmanager
+def _users_umask() -> Iterator[None]:
+    """The user's umask (layout.user_umask) while git checks out a worktree (GitPython passes no
+    umask to its processes), zen's private one again afterwards."""
+    old = os.umask(user_umask())
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _add_worktree(repo: gitpython.Repo, repo_path: Path, path: Path, branch: str, base_commit: str) -> None:
+    status, _ = _call(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit, check=False)
+    if status != 0:
+        tip = _rev(repo, f"refs/heads/{branch}")
+        if tip is None:
+            _out(repo, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit,
+                 what=f"create the worktree {path}")  # again, for git's own reason
+        elif tip == base_commit and not path.exists() and f"refs/heads/{branch}" not in _worktrees(repo).values():
+            # the branch was made and its worktree not (git failed between the two, or a
+            # crash came there): it holds nothing and no worktree has it, so it gets this one
+            _call(repo, "worktree", "prune", check=False)
+            _out(repo, "worktree", "add", "--quiet", str(path), branch, what=f"create the worktree {path}")
+        else:
+            raise GitError(f"branch {branch} already exists in {repo_path}; "
+                           "a worktree for it cannot be created again")
 
 
 def make_private_dir(worktree: Path, name: str) -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from zen.adapters.git import ZEN_PATHS, add_worktree, make_private_dir, out, rev
 from zen.errors import GitError
+from zen.store.layout import user_umask
 
 
 class PendingWorktree:
@@ -68,7 +69,8 @@ def start_worktree(repo_path: Path, path: Path, branch: str, base: str) -> Pendi
         path.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(["git", "-C", str(repo_path), "worktree", "add", "--quiet", "-b", branch, str(path),
                                  base_commit], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+                                stderr=subprocess.PIPE, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+                                umask=user_umask())  # the checkout is the user's work, not zen's record
     except OSError:
         proc = None
     return PendingWorktree(repo_path, path, branch, base, base_commit, proc)

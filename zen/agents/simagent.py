@@ -236,7 +236,8 @@ class SimAgent:
                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
             })
         try:
-            with self.transcript.open("a") as f:
+            # a transcript is a record (it sits in the job's folder): private, as Claude Code's are
+            with open(os.open(self.transcript, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a") as f:
                 f.write(json.dumps(line) + "\n")
         except OSError:
             pass

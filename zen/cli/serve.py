@@ -70,6 +70,8 @@ def serve(
     url: bool = typer.Option(False, "--url", help="Print a one-time login URL for the dashboard and exit."),
     keepalive: float = typer.Option(15.0, "--keepalive", min=0.05, max=3600, hidden=True,
                                     help="Seconds between keepalive comments on idle event streams."),
+    detached: bool = typer.Option(False, "--detached", hidden=True,
+                                  help="Started by --detach: its output goes to a file, so no login URL."),
     json_out: bool = JSON,
 ) -> int:
     """The HTTP API and the web dashboard (/agent) of this home, one server per home. Open the
@@ -102,6 +104,10 @@ def serve(
     server.setup_logging(home)
 
     def ready(bound: int) -> None:
+        if detached:
+            # stdout and stderr are logs/server.log: a login URL there would be a ticket on disk
+            common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (zen serve --url logs in)")
+            return
         common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (Ctrl-C stops it); log in at:\n"
                    f"{auth.login_url(host, bound, token)}")
 

@@ -34,7 +34,7 @@ def _detach(home: Home) -> int:
         raise ZenError(f"a supervisor is already running for {home.root} (pid {pid}); zen supervise --stop stops it")
     home.logs.mkdir(parents=True, exist_ok=True)
     log_path = home.supervisor_log
-    with log_path.open("ab") as out:
+    with open(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         # by the console script (its own folder first on sys.path), from the home: never a
         # `python -m zen` run where the cwd could hold a folder named zen (`zen init ~/zen`,
         # started from ~) that would shadow the package

@@ -42,7 +42,7 @@ from zen.store import faults
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
 from zen.store.faults import crash_point
-from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, Home
+from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, Home, user_umask
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def pane_env(cfg: Config, agent: str, base: dict[str, str] | None = None) -> dic
 def run_setup(worktree: Path, command: str, env: dict[str, str], timeout_s: float = 1800) -> tuple[int, str]:
     try:
         r = subprocess.run(["sh", "-c", command], check=False, cwd=worktree, env=env, capture_output=True, text=True,
-                           timeout=timeout_s, stdin=subprocess.DEVNULL)
+                           umask=user_umask(), timeout=timeout_s, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"") if isinstance(exc.stdout, bytes) else (exc.stdout or "").encode()
         return 124, out.decode(errors="replace")[-SETUP_TAIL:]
@@ -267,7 +267,9 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
     crash_point("spawn.intended")
     # start_pane replaces a session of this name (a placeholder left by a launch cut short, or an
     # earlier attempt's) and removes an exit file left by an earlier attempt
-    info = tmux.start_pane(session, worktree, list(spec.argv), env, paths.pane_log,
+    # the agent works with the user's own umask, not zen's private one (layout.user_umask)
+    argv = ["sh", "-c", 'umask "$0" && exec "$@"', f"{user_umask():03o}", *spec.argv]
+    info = tmux.start_pane(session, worktree, argv, env, paths.pane_log,
                            exit_path=paths.exit_file, window=ctx.task.name, mark=mark)
     crash_point("tmux.agent")
     ctx.append(E.AGENT_SPAWNED, session=session, target=info.pane_id, pid=info.pid, argv=list(spec.argv),

@@ -92,7 +92,7 @@ class AlreadyRunning(ZenError):
 def take_lock(home: Home) -> int:
     """Hold control/supervisor.lock for the life of the process; write our pid into it."""
     home.control.mkdir(parents=True, exist_ok=True)
-    fd = os.open(home.supervisor_lock, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(home.supervisor_lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

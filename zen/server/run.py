@@ -60,7 +60,7 @@ def running(home: Home) -> dict[str, Any] | None:
 
 def take_lock(home: Home) -> int:
     home.control.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path(home), os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -138,9 +138,10 @@ def detach(home: Home, host: str, port: int, timeout_s: float = 30) -> dict[str,
     home.logs.mkdir(parents=True, exist_ok=True)
     log_file = home.server_log
     env = {k: v for k, v in os.environ.items() if k not in ("ZEN_JOB_ID",)}
-    with log_file.open("ab") as out:
+    with open(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
+        os.fchmod(out.fileno(), 0o600)  # a log from before stays private too
         proc = subprocess.Popen([sys.executable, "-P", "-m", "zen", "--home", str(home.root), "serve", "--host", host,
-                                 "--port", str(port)], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                 "--port", str(port), "--detached"], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, close_fds=True, env=env)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -182,6 +183,7 @@ def stop(home: Home, timeout_s: float = 10) -> int | None:
 
 def setup_logging(home: Home) -> None:
     home.logs.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(home.server_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
     handler = logging.FileHandler(home.server_log)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

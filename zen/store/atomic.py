@@ -1,6 +1,7 @@
 """Crash-safe file primitives: publish by rename, append one fsynced line, flock.
 
-Nothing in zen rewrites a file in place. A replaced file is written to a temp file in the same
+Every file made here is 0600 unless the caller asks for another mode: zen's records are the
+user's alone (L16). Nothing in zen rewrites a file in place. A replaced file is written to a temp file in the same
 directory, fsynced, then renamed over the old one; the directory is fsynced when the rename itself
 must survive a crash.
 """
@@ -23,7 +24,7 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 0o644, *,
+def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 0o600, *,
                sync: bool = True) -> Path:
     """Write `data` to a new temp file in `directory` (with `mode` from the start), fsynced unless
     `sync` is False, and return its path."""
@@ -37,7 +38,7 @@ def write_temp(directory: Path, data: bytes, prefix: str = ".tmp-", mode: int = 
         raise named(exc, directory) from None
     try:
         if mode != 0o600:
-            os.fchmod(fd, mode)  # mkstemp's 0600 would make every published file private
+            os.fchmod(fd, mode)  # mkstemp's 0600 is what zen's records want (L16); others ask
         write_all(fd, data)
         if sync:
             os.fsync(fd)
@@ -81,7 +82,7 @@ def atomic_write(path: Path, data: bytes | str, *, durable: bool = True, mode: i
         fsync_dir(path.parent)
 
 
-def create_exclusive(path: Path, data: bytes | str, *, mode: int = 0o644) -> bool:
+def create_exclusive(path: Path, data: bytes | str, *, mode: int = 0o600) -> bool:
     """Publish `data` at `path` only if nothing is there yet (temp + fsync + link). False if taken:
     two processes racing to create a secret agree on the first one's."""
     if isinstance(data, str):
@@ -118,7 +119,7 @@ def append_whole(path: Path, data: bytes, *, durable: bool = True, undo: bool = 
     `undo` is set, so no torn line stays; only a caller holding the file's lock may set it (a
     concurrent appender's line could be cut otherwise)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except OSError as exc:
         raise named(exc, path) from None
     try:
@@ -142,7 +143,7 @@ def flocked(path: Path, *, exclusive: bool = True, blocking: bool = True) -> Ite
 
     Raises BlockingIOError when `blocking` is False and someone else holds it.
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         op = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         if not blocking:
@@ -156,7 +157,7 @@ def flocked(path: Path, *, exclusive: bool = True, blocking: bool = True) -> Ite
 def lock_within(path: Path, timeout_s: float, poll_s: float = 0.02) -> int:
     """An exclusive kernel lock on `path`, waited for at most `timeout_s`: the open descriptor
     that holds it (close it to let go). Raises TimeoutError when someone else held it all along."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + timeout_s
     while True:
         try:

