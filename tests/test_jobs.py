@@ -106,7 +106,7 @@ def test_state_rebuilds_from_events(lane: Path, home: Path) -> None:
     state_file.write_text("{ not json")
     r = zen("doctor", "--rebuild", "--json")
     assert r.returncode == 0, r.stderr
-    [report] = json.loads(r.stdout)
+    [report] = json.loads(r.stdout)["jobs"]
     problems = report.pop("problems")
     assert report == {"job": job_id, "events": 5, "gap_free": True, "state": "waiting", "rebuilt": True, "ok": True}
     assert [(p["line"], p["fault"]) for p in problems] == [(None, False)]  # the unreadable state.json, rebuilt

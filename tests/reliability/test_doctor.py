@@ -45,7 +45,7 @@ def test_each_bad_line_is_reported_with_its_number_and_rebuild_skips_it(lane: Pa
 
     r = zen("doctor", "--json")
     assert r.returncode == 1, r.stderr
-    [report] = json.loads(r.stdout)
+    [report] = json.loads(r.stdout)["jobs"]
     assert report["job"] == job_id and report["ok"] is False and report["gap_free"] is False
     by_line: dict[int, list[str]] = {}
     for p in report["problems"]:
@@ -66,7 +66,7 @@ def test_each_bad_line_is_reported_with_its_number_and_rebuild_skips_it(lane: Pa
     # the rebuild never stops at a bad line: it folds the good ones and reports the rest
     r = zen("doctor", "--rebuild", "--json")
     assert r.returncode == 1, r.stderr
-    [rebuilt] = json.loads(r.stdout)
+    [rebuilt] = json.loads(r.stdout)["jobs"]
     assert rebuilt["rebuilt"] is True and len(rebuilt["problems"]) == len(report["problems"])
     state = json.loads((home / "jobs" / job_id / "state.json").read_text())
     # the int-path worktree.created was skipped (never folded), agent.spawned and the later
@@ -85,7 +85,7 @@ def test_a_healthy_record_is_ok_and_a_torn_last_line_is_only_a_note(lane: Path, 
         f.write(b'{"v":1,"seq":3,"ts":"2026-11-29T10:00:00.000Z","type":"turn.wor')  # a crash mid-write
     r = zen("doctor", "--json")
     assert r.returncode == 0, r.stdout
-    [report] = json.loads(r.stdout)
+    [report] = json.loads(r.stdout)["jobs"]
     assert report["ok"] is True
     assert [(p["line"], p["fault"]) for p in report["problems"]] == [(3, False)]
     assert "cut short" in report["problems"][0]["problem"]
@@ -105,7 +105,7 @@ def test_a_state_json_past_the_end_of_its_timeline_is_caught_and_not_believed(la
 
     r = zen("doctor", "--json")
     assert r.returncode == 1
-    [report] = json.loads(r.stdout)
+    [report] = json.loads(r.stdout)["jobs"]
     texts = [p["problem"] for p in report["problems"]]
     assert any("state.json has read" in t and "bytes of a" in t for t in texts), texts
     assert any("has folded seq 5 but the timeline ends at 2" in t for t in texts), texts

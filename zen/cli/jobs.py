@@ -1,4 +1,4 @@
-"""zen show, log, doctor: one job's record and timeline, and the check of every record."""
+"""zen show, log: one job's record and timeline (zen doctor is zen/cli/doctor.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.cli.views import format_event, show_lines
 from zen.orchestration import overview
-from zen.orchestration.doctor import JobCheck, check_jobs
 from zen.orchestration.query import (
     Timeline,
     follow,
@@ -21,7 +20,7 @@ from zen.orchestration.query import (
     timeline,
 )
 
-__all__ = ["doctor", "format_event", "log", "register", "show"]
+__all__ = ["format_event", "log", "register", "show"]
 
 
 def show(
@@ -61,34 +60,6 @@ def log(
     return 0
 
 
-def _checked(report: list[JobCheck]) -> Iterator[render.Out]:
-    for r in report:
-        faults = sum(1 for p in r.problems if p.fault)
-        mark = "ok" if r.ok else (f"{faults} problem" + ("s" if faults != 1 else "") if faults else "SEQ GAP")
-        yield f"{r.job}  {r.events} events  {mark}  {r.state}" + ("  (rebuilt)" if r.rebuilt else "")
-        for p in r.problems:
-            where = f"line {p.line}" if p.line is not None else "record"
-            yield render.clean(f"  {where}: {p.problem}" + ("" if p.fault else " (note)"))
-    if not report:
-        yield "no jobs"
-
-
-def doctor(
-    job: str = typer.Argument(None, help="Only this job (default: all)."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild state.json and metrics.json from events.jsonl "
-                                 "(a bad line is skipped and reported, never fatal)."),
-    json_out: bool = JSON,
-) -> int:
-    """Check every job's record: each timeline line against the event catalogue (known type,
-    fields of the right kinds, this job's, seq gap-free) and state.json against the timeline,
-    each problem with its line number; exit 1 when any is found. With --rebuild, state.json and
-    metrics.json are rebuilt from the timeline."""
-    report = check_jobs(common.home(), job, rebuild=rebuild)
-    render.emit(report, json_out, _checked)
-    return 0 if all(r.ok for r in report) else 1
-
-
 def register(app: typer.Typer) -> None:
     app.command("show")(show)
     app.command("log")(log)
-    app.command("doctor")(doctor)

@@ -23,6 +23,7 @@ import typer
 from zen import __version__
 from zen.cli import common
 from zen.errors import ZenError, disk_error
+from zen.store import defaults
 
 HELP = """zen runs many AI coding agents side by side, each in its own git worktree and tmux
 session, watched by a supervisor and checked by a fail-closed guardian.
@@ -34,7 +35,7 @@ Start with: zen init DIR, zen lane add NAME PATH, zen supervise --detach, zen di
 COMMANDS: dict[str, str] = {
     "init": "zen.cli.home", "lane": "zen.cli.lane",
     "dispatch": "zen.cli.dispatch", "status": "zen.cli.status",
-    "show": "zen.cli.jobs", "log": "zen.cli.jobs", "doctor": "zen.cli.jobs",
+    "show": "zen.cli.jobs", "log": "zen.cli.jobs", "doctor": "zen.cli.doctor",
     "supervise": "zen.cli.supervise",
     "send": "zen.cli.control", "attach": "zen.cli.control", "output": "zen.cli.control",
     "finish": "zen.cli.control", "cancel": "zen.cli.control", "harvest": "zen.cli.control",
@@ -101,8 +102,6 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
 
 def _show_version(value: bool) -> None:
     if value:
-        from zen.store import defaults  # here: only --version reads the shipped policy
-
         sys.stdout.write(f"zen {__version__} (default policy: {defaults.policy_version()})\n")
         raise typer.Exit(0)
 

@@ -1,4 +1,9 @@
-"""`zen doctor`: every job's record checked line by line, and rebuilt from it on request.
+"""`zen doctor`: the home's pieces and privacy, the tools this machine needs (zen.orchestration.
+tools), and every job's record checked line by line, and rebuilt from it on request.
+
+The home: every folder and file `zen init` makes, each missing one named with the command that
+restores it; the home, control/, logs/ and jobs/ warned of when other users can read or enter
+them, with the chmod that fixes it.
 
 Each line of a timeline is checked against the event catalogue (zen.core.events.validate): is
 it JSON, a known type with its fields of the right kinds, this job's, the next seq. state.json
@@ -13,6 +18,8 @@ append closes it off.
 from __future__ import annotations
 
 import json
+import shlex
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +27,14 @@ from zen.core.events import validate
 from zen.errors import ZenError
 from zen.observe import snapshot as metrics_snapshot
 from zen.orchestration.query import resolve_job
+from zen.orchestration.tools import FAULT, OK, WARN, Found, check_tools
+from zen.store import defaults
 from zen.store import events as ev_store
-from zen.store.home import Home
+from zen.store.home import PRIVATE_DIRS, Home
 from zen.store.jobs import JobStore
+from zen.store.layout import CONFIG, INCIDENTS, POLICY, SUBDIRS
+
+__all__ = ["Doctor", "JobCheck", "check_home", "check_jobs", "check_tools", "doctor"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +147,61 @@ def check_jobs(home: Home, ref: str | None = None, *, rebuild: bool = False) -> 
     store = JobStore(home)
     return [check_job(home, store, job_id, rebuild=rebuild)
             for job_id in ([resolve_job(home, ref)] if ref else store.ids())]
+
+
+def check_home(home: Home) -> list[Found]:
+    """Every piece of the home zen init makes (each missing one named, with `zen init HOME`, which
+    restores it and never touches an edited file), then its privacy."""
+    out: list[Found] = []
+    restore = f"zen init {shlex.quote(str(home.root))}"
+    try:
+        shipped = list(defaults.home_files())
+    except ZenError as exc:    # a broken install: name what is there to check against, and that
+        out.append(Found("home: defaults", FAULT, str(exc), "pipx reinstall zen-supervisor"))
+        shipped = [f"{POLICY}/{name}" for name in defaults.POLICY_FILES]
+    for rel in [CONFIG, *(d + "/" for d in SUBDIRS), *shipped]:
+        path = home.root / rel
+        if (path.is_dir() if rel.endswith("/") else path.is_file()):
+            continue
+        seed = rel.startswith(INCIDENTS + "/")
+        out.append(Found(f"home: {rel}", WARN if seed else FAULT,
+                         f"{rel}{', a seed incident,' if seed else ''} is missing from the home", restore))
+    for rel in PRIVATE_DIRS:
+        path = home.root / rel if rel else home.root
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except OSError:
+            continue                            # missing: named above
+        if mode & 0o077:
+            name = f"{rel}/" if rel else "the home"
+            out.append(Found(f"home: privacy of {rel or '.'}", WARN,
+                             f"other users can read or enter {name} {path} (mode {mode:04o})",
+                             f"chmod 700 {shlex.quote(str(path))}"))
+    if not out:
+        out.append(Found("home", OK, f"{home.root} is complete and private to you"))
+    return out
+
+
+@dataclass(frozen=True)
+class Doctor:
+    home: list[Found]
+    tools: list[Found]
+    jobs: list[JobCheck]
+
+    @property
+    def ok(self) -> bool:
+        return (all(f.status != FAULT for f in (*self.home, *self.tools))
+                and all(j.ok for j in self.jobs))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "home": [f.to_json() for f in self.home],
+                "tools": [f.to_json() for f in self.tools], "jobs": [j.to_json() for j in self.jobs]}
+
+
+def doctor(home: Home | None, ref: str | None = None, *, rebuild: bool = False,
+           no_home: str = "") -> Doctor:
+    """The whole check: the home (`no_home` says why there is none), the tools, the jobs."""
+    tools = check_tools()
+    if home is None:
+        return Doctor([Found("home", FAULT, no_home or "no zen home here or above (run zen init DIR)")], tools, [])
+    return Doctor(check_home(home), tools, check_jobs(home, ref, rebuild=rebuild))

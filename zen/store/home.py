@@ -10,7 +10,7 @@ import contextlib
 from pathlib import Path
 
 from zen.errors import NoHome, ZenError
-from zen.store import layout
+from zen.store import defaults, layout
 from zen.store.atomic import create_exclusive
 from zen.store.config import DEFAULT_CONFIG, Config
 from zen.store.layout import CONFIG, SUBDIRS, Home
@@ -46,9 +46,6 @@ def init_home(root: Path) -> tuple[Home, list[str]]:
 
 def init_home_report(root: Path) -> tuple[Home, list[str], list[str]]:
     """init_home, and the private folders whose mode it tightened (see PRIVATE_DIRS)."""
-    # here: importlib.resources and hashlib cost 15 ms, and every command imports this module
-    from zen.store import defaults
-
     root = root.expanduser().absolute()
     files = defaults.home_files()     # first: a broken install makes no half a home
     created: list[str] = []
