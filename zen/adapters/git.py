@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from zen.adapters.git_probe import INHERITED_GIT_VARS
+from zen.adapters.git_probe import INHERITED_GIT_VARS, safe_config
 from zen.errors import GitError
 from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, user_umask
 
@@ -64,7 +64,7 @@ def _open(path: Path) -> Iterator[gitpython.Repo]:
         repo = gitpython.Repo(path)
     except (InvalidGitRepositoryError, NoSuchPathError):
         raise NotARepository(f"{path} is not a git repository or worktree (any more)") from None
-    repo.git.update_environment(GIT_TERMINAL_PROMPT="0")
+    repo.git.update_environment(GIT_TERMINAL_PROMPT="0", **safe_config())   # no repository hook runs
     try:
         yield repo
     except GitCommandNotFound:

@@ -19,9 +19,31 @@ INHERITED_GIT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_
                       "GIT_OBJECT_DIRECTORY")
 
 
+# Every git zen runs runs no repository hook and no fsmonitor (issue 31, finding C1): a hook planted in
+# a lane's .git would otherwise run inside the supervisor at its next `git worktree add`, harvest or
+# land. Given as command-line configuration (GIT_CONFIG_COUNT), which outranks every config file.
+SAFE_CONFIG = (("core.hooksPath", "/dev/null"), ("core.fsmonitor", "false"))
+
+
+def safe_config(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The GIT_CONFIG_* variables that add SAFE_CONFIG after any the environment `env` (default:
+    os.environ) already gives, so they win."""
+    base = os.environ if env is None else env
+    try:
+        n = int(base.get("GIT_CONFIG_COUNT") or 0)
+    except ValueError:
+        n = 0
+    out = {"GIT_CONFIG_COUNT": str(n + len(SAFE_CONFIG))}
+    for i, (key, value) in enumerate(SAFE_CONFIG, start=n):
+        out[f"GIT_CONFIG_KEY_{i}"] = key
+        out[f"GIT_CONFIG_VALUE_{i}"] = value
+    return out
+
+
 def _git(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in INHERITED_GIT_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
+    env.update(safe_config(env))
     try:
         return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
                               env=env, stdin=subprocess.DEVNULL)

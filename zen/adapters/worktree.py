@@ -10,6 +10,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from zen.adapters.git import ZEN_PATHS, add_worktree, make_private_dir, out, rev
+from zen.adapters.git_probe import safe_config
 from zen.errors import GitError
 from zen.store.layout import user_umask
 
@@ -69,7 +70,7 @@ def start_worktree(repo_path: Path, path: Path, branch: str, base: str) -> Pendi
         path.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(["git", "-C", str(repo_path), "worktree", "add", "--quiet", "-b", branch, str(path),
                                  base_commit], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+                                stderr=subprocess.PIPE, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **safe_config()},
                                 umask=user_umask())  # the checkout is the user's work, not zen's record
     except OSError:
         proc = None

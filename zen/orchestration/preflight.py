@@ -400,8 +400,9 @@ def _run_incident_check(chk: Any, lane_path: Path) -> tuple[str, str]:
         return (PASS, f"{chk.path} {'exists' if exists else 'is absent'}") if exists == want else \
             (FAIL, f"{chk.path} {'exists' if exists else 'is missing'} in {lane_path}")
     try:
+        # any git it runs runs none of the lane's hooks (zen's own git never does: git_probe.SAFE_CONFIG)
         r = subprocess.run(["sh", "-c", chk.run or "false"], cwd=lane_path, capture_output=True, text=True,
-                           timeout=chk.timeout_s)
+                           timeout=chk.timeout_s, env={**os.environ, **git_probe.safe_config()})
     except subprocess.TimeoutExpired:
         return FAIL, f"`{chk.run}` took longer than {chk.timeout_s:g}s"
     except OSError as exc:
