@@ -213,6 +213,7 @@ def render_review(r: Harvest, name: str, prompt: str) -> str:
         lines.append("")
     if r.branch:
         lines += ["## Next", "",
-                  f"    git log -p {r.base_commit[:12]}..{r.branch}",
+                  # the commit harvested, not the branch: what the branch points at later is not reviewed
+                  f"    git log -p {r.base_commit[:12]}..{r.commit[:12]}   # {r.branch} as harvested",
                   f"    zen accept {r.job}   # or: zen reject {r.job} --correction \"...\"", ""]
     return "\n".join(lines)

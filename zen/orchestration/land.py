@@ -2,7 +2,8 @@
 
 The one place zen ever moves a lane's branch, and only on a human's explicit request (the CLI
 command and the dashboard's button; the guardian denies both to agents). It refuses unless the
-work merges cleanly, and it never touches a working tree: the merge is computed in the object
+work merges cleanly, and it lands the commit the harvest recorded (a review branch moved since is
+refused), and it never touches a working tree: the merge is computed in the object
 store (`git merge-tree --write-tree`), committed with `commit-tree`, and the base branch is moved
 with `update-ref NEW OLD`, which fails if someone moved the branch meanwhile. A base branch that
 is checked out somewhere (the lane's own checkout, typically) is refused too: moving a branch
@@ -91,9 +92,17 @@ def plan(home: Home, ref: str) -> LandPlan:
     old = g.rev(repo, base_ref)
     if old is None:
         raise LandRefused(f"the lane's base {base!r} is not a branch of {repo}, so there is nothing to land onto")
-    tip = g.rev(repo, f"refs/heads/{snap.review_branch}")
+    # what lands is the commit the harvest recorded (issue 31, finding H5): a review branch moved
+    # since (by an agent, say) is refused, never landed as it now stands
+    tip = snap.harvest_commit
+    now = g.rev(repo, f"refs/heads/{snap.review_branch}")
     if tip is None:
-        raise LandRefused(f"the review branch {snap.review_branch} is missing from {repo}")
+        raise LandRefused(f"job {job_id} records no harvested commit to land (zen harvest {job_id} makes one)")
+    if now != tip:
+        where = f"points at {now[:12]}" if now else "is missing"
+        raise LandRefused(f"{snap.review_branch} {where}, not at the {tip[:12]} its harvest recorded: it was "
+                          f"changed since, and zen lands only what it harvested (zen harvest {job_id} again, "
+                          "or review the branch and merge it yourself)")
     if g.is_ancestor(repo, tip, old):
         raise LandRefused(f"{snap.review_branch} is already on {base}; nothing to land")
     holders = [p for p in g.checked_out_in(repo, base)]
@@ -101,7 +110,7 @@ def plan(home: Home, ref: str) -> LandPlan:
         raise LandRefused(
             f"{base} is checked out in {holders[0]}, which zen never touches; moving the branch under it "
             f"would leave its files behind. Check out another branch there, or merge it yourself: "
-            f"git -C {holders[0]} merge {snap.review_branch}")
+            f"git -C {holders[0]} merge {tip[:12]}  # {snap.review_branch} as harvested")
     tree, conflicts = g.merge_tree(repo, old, tip)
     if tree is None:
         shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
