@@ -437,4 +437,5 @@ FALSE_DENIES_STILL: list[Case] = [
 CLASSES: dict[str, list[Case]] = {
     "secrets": SECRETS + SECRETS_OK,
     "exfiltration": EXFIL + EXFIL_OK,
+    "remote-overwrite": REMOTE + REMOTE_OK,
 }

@@ -81,7 +81,9 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     ("fs.rm", (
         "del", "rimraf", "rm", "rmdir", "shred", "srm", "trash", "trash-put", "unlink", "wipe")),
     ("fs.mv", ("mv",)),
-    ("fs.copy", ("cp", "install", "rsync", "scp")),
+    ("fs.copy", ("cp", "install")),
+    ("remote.transfer", ("rsync", "scp")),     # then fs.copy
+    ("remote.sftp", ("sftp",)), ("remote.rclone", ("rclone",)), ("remote.lftp", ("lftp",)),
     ("fs.link", ("link", "ln")),
     ("fs.truncate", ("truncate",)),
     ("fs.tee", ("tee",)),
@@ -216,7 +218,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
     # zen itself (an agent is never a human)
     ("zen.zen", ("zen",)),
     # everything else: run, with path arguments checked (named here when a handler once existed)
-    ("generic.generic", ("base64", "rclone")),
+    ("generic.generic", ("base64",)),
 )
 
 HANDLERS: dict[str, str] = {name: ref for ref, names in _GROUPS for name in names}
