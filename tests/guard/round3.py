@@ -302,6 +302,8 @@ SQL: list[Case] = [
     ("mongosh --eval 'db.users.drop()'", D, "sql.destructive", "a collection"),
     ("clickhouse-client -q 'DROP TABLE events'", D, "sql.destructive", "ClickHouse"),
     ("cqlsh -e 'DROP KEYSPACE app'", D, "sql.destructive", "Cassandra"),
+    ("mongoimport --db app -c users --mode delete u.json", D, "sql.destructive", "deletes the matches"),
+    ("pg_restore --file=/etc/app.sql db.dump", D, "fs.outside-worktree", "-f writes its script"),
 ]
 SQL_OK: list[Case] = [
     ("psql -c 'select 1'", A, None, "a query"),
@@ -438,4 +440,5 @@ CLASSES: dict[str, list[Case]] = {
     "secrets": SECRETS + SECRETS_OK,
     "exfiltration": EXFIL + EXFIL_OK,
     "remote-overwrite": REMOTE + REMOTE_OK,
+    "sql-flags": SQL + SQL_OK,
 }

@@ -128,6 +128,10 @@ def client_inputs(an: Analyser, name: str, cmd: Cmd | None, st: State, files: li
             out.append(("", text))
         elif pname == "cat" and isinstance(prod, Cmd):
             out.extend(client_inputs(an, name, None, st, [w for w in prod.words[1:] if not w.text.startswith("-")]))
+        elif pname in _PG_VALUE_LETTERS and isinstance(prod, Cmd) and "c" in pg_flags(
+                pname, [w.text for w in prod.words[1:]]):
+            an.deny("sql.destructive", f"`{pname} --clean` piped into `{name}`: its script drops every object "
+                    "before recreating it")
         elif pname in ("base64", "xxd", "openssl", "gunzip", "zcat", "curl", "wget", "eval"):
             an.deny("opaque.pipe", f"decoded or downloaded text piped into `{name}`")
     return out
@@ -159,12 +163,58 @@ def redis(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
     bad = sqlscan.destructive_redis(texts)
     for _where, text in client_inputs(an, "redis-cli", cmd, st, []) if bad is None else []:
         bad = bad or sqlscan.destructive_redis(text.split())
+    if bad is None and texts and texts[0].upper() in ("DEL", "UNLINK") and any(
+            not p.known or p.glob for p in pos[1:]):
+        bad = f"{texts[0].upper()} of keys only known at run time"      # redis-cli --scan | xargs redis-cli DEL
     if bad is None and texts and texts[0].upper() == "CONFIG" and len(texts) > 1 and texts[1].upper() == "SET":
         bad = "CONFIG SET"
     if bad is None and texts and texts[0].upper() in ("SHUTDOWN", "DEBUG", "SLAVEOF", "REPLICAOF", "MODULE"):
         bad = texts[0].upper()
     if bad:
         an.deny("sql.destructive", f"`redis-cli {bad}` destroys data")
+
+
+# the short options of PostgreSQL's dump tools that take a value (-Fc is a format, not --clean)
+_PG_VALUE_LETTERS = {"pg_dump": "fFjnNtTdhpUZSEe", "pg_restore": "dfFIjLnNPStThpU", "pg_dumpall": "fdhlpSU"}
+
+
+def pg_flags(name: str, texts: list[str]) -> set[str]:
+    """The options of pg_dump / pg_restore / pg_dumpall by letter (--clean is "c", --dbname "d")."""
+    values = _PG_VALUE_LETTERS.get(name, "")
+    out: set[str] = set()
+    for t in texts:
+        if t.startswith("--"):
+            key = t[2:].split("=", 1)[0]
+            out.add({"clean": "c", "dbname": "d", "create": "C"}.get(key, key))
+        elif t.startswith("-") and len(t) > 1:
+            for c in t[1:]:
+                out.add(c)
+                if c in values:
+                    break
+    return out
+
+
+def restore(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """pg_restore --clean into a database, mongoimport / mongorestore --drop (and mongoimport
+    --mode delete): the restore drops what is there first."""
+    an.ro(f"`{name}`")
+    texts = [a.text for a in args]
+    if name == "pg_restore":
+        flags = pg_flags(name, texts)
+        if "c" in flags and "d" in flags:
+            an.deny("sql.destructive", "`pg_restore --clean` drops every object of the database before "
+                    "restoring it; a human does that")
+    elif "--drop" in texts or any(t.startswith("--drop=") and t != "--drop=false" for t in texts):
+        an.deny("sql.destructive", f"`{name} --drop` drops each collection before restoring it; a human does that")
+    elif name == "mongoimport" and ("--mode=delete" in texts or any(
+            t == "--mode" and texts[k + 1:k + 2] == ["delete"] for k, t in enumerate(texts))):
+        an.deny("sql.destructive", "`mongoimport --mode delete` deletes the documents it matches")
+    for k, a in enumerate(args):
+        if name == "pg_restore" and (a.text.startswith("--file=") or (k and texts[k - 1] in ("-f", "--file"))):
+            an.write_word(lit(a.text.split("=", 1)[1]) if a.text.startswith("--file=") else a, st,
+                          "`pg_restore -f` writes")
+        elif not a.text.startswith("-") and a.known and "://" not in a.text:
+            an.read_word(a, st)
 
 
 def dropdb(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:

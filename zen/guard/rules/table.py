@@ -175,6 +175,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
         "vsql")),
     ("db.mongo", ("mongo", "mongosh")),
     ("db.redis", ("redis-cli",)),
+    ("db.restore", ("pg_restore", "mongoimport", "mongorestore")),
     ("db.dropdb", ("dropdb", "dropuser")),
     ("db.mysqladmin", ("mysqladmin",)),
     ("db.rails", ("rails",)),
