@@ -84,7 +84,7 @@ def test_what_throws_work_away_is_denied(policy, command: str, rule: str) -> Non
 
 @pytest.mark.parametrize("command", [
     "git reset --soft HEAD~1", "git reset HEAD~1", "git reset --keep HEAD~1", "git restore --staged src/a.py",
-    "git branch -d feature", "git clean -n", "git stash", "git stash pop", "git gc", "git checkout main",
+    "git switch -c feature", "git clean -n", "git stash", "git stash pop", "git gc", "git checkout --detach main",
     "git rm --cached x", "git rm -rf src", "git tag v1", "git rebase -i HEAD~3", "git commit --no-verify -m x",
     "git -c user.name=x commit -m y", "git -c color.ui=always log", "git --git-dir=.git log",
     "git clone https://github.com/o/r vendor/r", "git diff --output=out.diff",

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zen.guard.paths import norm, under
-from zen.guard.rules import env, gitalias
+from zen.guard.rules import env, gitalias, gitrefs
 from zen.guard.rules.gitopts import expand
 from zen.guard.words import Cmd, State, Word, lit
 
@@ -36,7 +36,10 @@ _SMUGGLE_KEYS = (
     r"gpg\.program|uploadpack\..*|receive\..*|protocol\..*allow|clean\.requireforce|"
     r"include\..*|includeif\..*|http\..*proxy.*|remote\..*\.(receivepack|uploadpack|proxy|push|mirror)|"
     r"ssh\.variant|init\.templatedir|web\.browser|browser\..*|man\..*|instaweb\..*|"
-    r"difftool\..*|mergetool\..*|interactive\.difffilter|color\.pager|log\.showsignature)$")
+    r"difftool\..*|mergetool\..*|interactive\.difffilter|color\.pager|log\.showsignature|"
+    r"gc\.(.*\.)?(reflogexpire|reflogexpireunreachable|pruneexpire|worktreepruneexpire))$")
+# pagers that only show text: `git -c core.pager=cat log` runs nothing else
+_PLAIN_PAGERS = re.compile(r"^(cat|less|more|)(\s+-[A-Za-z]+)*$")
 
 
 def smuggles(key: str) -> bool:
@@ -111,6 +114,10 @@ def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
         return
     env.cred_command(an, "git", rest)
     if sub.name not in READ_ONLY and not _read_only(sub):
+        if an.ctx.agent and not zen_home and not all(c is not None and any(under(c, r) for r in an.roots)
+                                                     for c in st.cwds):
+            an.deny("git.other-repo", f"`git {sub.name}` outside the job's worktree (the lane's own checkout "
+                    "and other jobs' worktrees are not the agent's): run it in the worktree")
         if zen_home:
             an.deny("git.other-repo", f"`git {sub.name}` in zen's home: only read-only git commands reach it")
         an.ro(f"`git {sub.name}`")
@@ -149,7 +156,8 @@ def _global_options(an: Analyser, args: list[Word], st: State, depth: int) -> tu
             i += 1
         if name == "-c" and value is not None:
             key, _, setting = value.partition("=")
-            if _git_alias(an, key, setting, st, depth):
+            plain_pager = re.match(r"(?i)^(core\.pager|pager\.[a-z-]+)$", key) and _PLAIN_PAGERS.match(setting.strip())
+            if plain_pager or _git_alias(an, key, setting, st, depth):
                 pass
             elif smuggles(key):
                 an.deny("git.config-smuggle", f"`git -c {key}=...` can run commands or change what git "
@@ -246,6 +254,7 @@ def _checkout(an: Analyser, s: Sub) -> None:
     if len(plain) >= 2 or "--pathspec-from-file" in " ".join(flags) or "--ours" in flags or \
             "--theirs" in flags or "-p" in flags or "--patch" in flags:
         an.deny("git.discard", "`git checkout <tree> <paths>` overwrites uncommitted changes")
+    gitrefs.switch_target(an, s, [a for a in s.pos if a.text in plain])
 
 
 def _restore(an: Analyser, s: Sub) -> None:
@@ -259,6 +268,7 @@ def _switch(an: Analyser, s: Sub) -> None:
     if "--discard-changes" in s.flags or "--force" in s.flags or s.short("f") or \
             s.short("C") or any(f.split("=", 1)[0] == "--force-create" for f in s.flags):
         an.deny("git.discard", "`git switch --discard-changes/-f/-C` throws away work")
+    gitrefs.switch_target(an, s, [a for a in s.pos if a not in _values(s, ("-c", "--create", "--orphan"))])
 
 
 def _clean(an: Analyser, s: Sub) -> None:
@@ -280,6 +290,11 @@ def _branch(an: Analyser, s: Sub) -> None:
         an.deny("git.branch-delete", "`git branch -D` deletes unmerged work")
     if ("--force" in flags or s.short("f")) or "-M" in flags or "-C" in flags:
         an.deny("git.branch-force", "`git branch -f/-M/-C` moves or overwrites a branch")
+    gitrefs.branch(an, s)
+
+
+def _values(s: Sub, opts: tuple[str, ...]) -> list[Word]:
+    return [s.args[k + 1] for k, a in enumerate(s.args[:-1]) if a.text in opts]
 
 
 def _tag(an: Analyser, s: Sub) -> None:
@@ -315,8 +330,7 @@ def _rewrite(an: Analyser, s: Sub) -> None:
 
 
 def _worktree(an: Analyser, s: Sub) -> None:
-    if s.ptexts[:1] in (["remove"], ["prune"]):
-        an.deny("git.worktree-remove", f"`git worktree {s.ptexts[0]}` deletes a worktree")
+    gitrefs.worktree(an, s)
 
 
 def _gc(an: Analyser, s: Sub) -> None:
@@ -395,23 +409,29 @@ def _refspecs(an: Analyser, refspecs: list[str], lease: bool, own: str | None) -
 
 def _config(an: Analyser, s: Sub) -> None:
     flags, ptexts = s.flags, s.ptexts
-    reading = any(f in ("--get", "--get-all", "--get-regexp", "-l", "--list", "--show-origin", "--show-scope",
-                        "--unset", "--unset-all", "--remove-section") for f in flags) or \
-        ptexts[:1] in (["get"], ["list"], ["unset"])
-    if reading:
-        return
-    words = ptexts[1:] if ptexts[:1] in (["set"], ["add"]) else ptexts
-    if words:
-        key = words[0]
-        if len(words) >= 2 and _git_alias(an, key, words[1], s.st, s.depth):
-            pass
-        elif smuggles(key) and len(words) >= 2:
-            an.deny("git.config-smuggle", f"`git config {key}` persists a command git will run")
-    if any(f in ("--global", "--system") for f in flags) and len(words) >= 2:
-        an.deny("fs.outside-worktree", "`git config --global/--system` changes configuration outside the "
-                "worktree")
     if any(f.startswith("--file") or f == "-f" for f in flags):
         an.deny("fs.outside-worktree", "`git config --file` writes a config file the guardian cannot place")
+    if any(f in ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l",
+                 "--list", "--show-origin", "--show-scope") for f in flags) or ptexts[:1] in (["get"], ["list"]):
+        return
+    if any(f in ("-e", "--edit") for f in flags) or ptexts[:1] == ["edit"]:
+        an.deny("git.config-write", "`git config --edit` opens the lane's shared configuration in an editor")
+    if any(f in ("--remove-section", "--rename-section") for f in flags) or \
+            ptexts[:1] in (["remove-section"], ["rename-section"]):
+        an.deny("git.config-write", "`git config --remove/rename-section` rewrites the lane's shared configuration")
+    unset = any(f in ("--unset", "--unset-all") for f in flags) or ptexts[:1] == ["unset"]
+    words = ptexts[1:] if ptexts[:1] in (["set"], ["add"], ["unset"]) else ptexts
+    if not words or (len(words) == 1 and not unset and not any(f in ("--add", "--replace-all") for f in flags)):
+        return                          # git config KEY: reads it
+    key = words[0]
+    alias = not unset and len(words) >= 2 and _git_alias(an, key, words[1], s.st, s.depth)
+    if not alias and not unset and smuggles(key):
+        an.deny("git.config-smuggle", f"`git config {key}` persists a command git will run")
+    if any(f in ("--global", "--system") for f in flags):
+        an.deny("fs.outside-worktree", "`git config --global/--system` changes configuration outside the "
+                "worktree")
+    if not alias:
+        gitrefs.config_write(an, key, "--unset " if unset else "")
 
 
 def _rebase(an: Analyser, s: Sub) -> None:
@@ -420,6 +440,7 @@ def _rebase(an: Analyser, s: Sub) -> None:
             an.walk(s.args[k + 1].text, s.st.copy(vars={}), s.depth + 1)
         elif a.text.startswith("--exec="):
             an.walk(a.text.split("=", 1)[1], s.st.copy(vars={}), s.depth + 1)
+    gitrefs.rebase(an, s)
 
 
 def _bisect(an: Analyser, s: Sub) -> None:
@@ -463,6 +484,8 @@ def _clone_init(an: Analyser, s: Sub) -> None:
 def _fetch(an: Analyser, s: Sub) -> None:
     if any(f.startswith(("--upload-pack", "--exec")) for f in s.flags):
         an.deny("git.config-smuggle", f"`git {s.name} --upload-pack` runs a program")
+    if s.name in ("fetch", "pull"):
+        gitrefs.fetch_refspecs(an, s)
     an.need("network_requests", "approval.network", f"`git {s.name}` reaches the network")
 
 
@@ -486,6 +509,7 @@ def _remote(an: Analyser, s: Sub) -> None:
     if s.ptexts[:1] == ["add"] and any(f.split("=", 1)[0] == "--mirror" for f in s.flags):
         an.deny("git.push-destructive", "`git remote add --mirror` makes every later push a mirror push, "
                 "which deletes and overwrites remote branches")
+    gitrefs.remote(an, s)
 
 
 def _send_email(an: Analyser, s: Sub) -> None:
@@ -510,4 +534,5 @@ SUBCOMMANDS: dict[str, Callable[[Analyser, Sub], None]] = {
     "archive": _archive, "format-patch": _archive, "bundle": _archive,
     "log": _log, "diff": _log, "show": _log, "credential": _credential, "remote": _remote,
     "send-pack": _push, "send-email": _send_email, "imap-send": _send_email,
+    "symbolic-ref": gitrefs.symbolic_ref,
 }
