@@ -429,7 +429,7 @@ FALSE_DENIES: list[Case] = [
     ("cp /z/home/policy/autonomy.yaml /tmp/", A, None, "into a folder"),
 ]
 FALSE_DENIES_STILL: list[Case] = [
-    ("cp .env .env.test", D, "creds", "the real file holds secrets"),
+    ("cp .env .env.test", D, None, "the real file holds secrets"),
     ("cp .env.example .env && cat .env", D, None, "a later read of the real name"),
     ("cp /tmp/x.yaml /z/home/policy/guardian.yaml", D, None, "writing the policy"),
     ("cp /z/home/control/api-token /tmp/t", D, None, "a secret of zen's"),
@@ -441,4 +441,5 @@ CLASSES: dict[str, list[Case]] = {
     "exfiltration": EXFIL + EXFIL_OK,
     "remote-overwrite": REMOTE + REMOTE_OK,
     "sql-flags": SQL + SQL_OK,
+    "cloud": CLOUD + CLOUD_OK,
 }

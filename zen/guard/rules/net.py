@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zen.guard.hosted import READ_METHODS, graphql_read, hosted_host, mutating_call, url_path
 from zen.guard.options import has, split_opts, val
-from zen.guard.rules import env, pkg, secrets
+from zen.guard.rules import cloud, env, pkg, secrets
 from zen.guard.rules.methods import (
     HTTP_METHODS,
     HTTPIE,
@@ -26,12 +26,6 @@ from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
-
-CLOUD_CLIS = frozenset({"kubectl", "helm", "terraform", "tofu", "pulumi", "aws", "gcloud", "gsutil", "az",
-                        "gh", "glab", "doctl", "flyctl", "fly", "heroku", "vercel", "netlify", "firebase",
-                        "supabase", "wrangler", "eksctl", "oc", "linode-cli", "hcloud", "railway"})
-DESTROY_WORDS = frozenset({"delete", "destroy", "rm", "rb", "uninstall", "drain", "prune", "purge",
-                           "apps:destroy", "remove", "terminate", "deprovision", "teardown"})
 
 
 # options that take a value: (short letters, long names)
@@ -352,18 +346,5 @@ def serve(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None,
 
 
 def remote_destructive(an: Analyser, name: str, args: list[Word]) -> None:
-    """Deleting cloud, cluster or hosted resources is beyond any worktree: denied."""
-    if name not in CLOUD_CLIS:
-        return
-    texts = [a.text for a in args]
-    if "--" in texts:
-        texts = texts[:texts.index("--")]
-    posw = [t for t in texts if not t.startswith("-")]
-    if posw[:1] in (["exec"], ["run"], ["ssh"], ["logs"], ["api"]):
-        return
-    for w in posw[:4]:
-        if w in DESTROY_WORDS or w.startswith(("delete-", "remove-", "terminate-", "destroy")):
-            an.deny("remote.destructive", f"`{name} ... {w}` destroys resources outside the "
-                      "worktree; a human does that")
-    if name in ("terraform", "tofu", "pulumi") and any(a.text in ("-destroy", "--destroy") for a in args):
-        an.deny("remote.destructive", f"`{name} -destroy` destroys infrastructure")
+    """Destroying cloud, cluster or hosted resources is beyond any worktree: denied (rules/cloud.py)."""
+    cloud.destructive(an, name, args)
