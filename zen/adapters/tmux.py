@@ -55,6 +55,7 @@ from libtmux import exc as tmux_exc
 from libtmux.common import tmux_cmd
 from libtmux.pane import Pane
 
+from zen.core.inert import inert_text
 from zen.errors import TmuxError
 from zen.store.atomic import atomic_write
 from zen.store.faults import ENV as CRASH_ENV
@@ -302,7 +303,7 @@ class Tmux:
         if not argv:
             raise TmuxError("the agent command is empty")
         self.ensure_conf()
-        log_path.touch(exist_ok=True)
+        log_path.touch(mode=0o600, exist_ok=True)
         wanted = {k: v for k, v in env.items() if k not in _PANE_OWNED}
         known = self._known_env_names()
         if known is not None and (info := self._start_known(session, cwd, argv, wanted, known, log_path,
@@ -466,11 +467,16 @@ class Tmux:
         touch = f"touch {shlex.quote(str(self.died_file))}".replace("#", "##")
         return [["set-hook", "-g", "pane-died", f"run-shell -b {shlex.quote(touch)}"]]
 
-    def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0) -> None:
+    def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0,
+                  inert: bool = False) -> None:
         """Type `text` into the pane, then Enter as a separate key. Multi-line text (and any text
         with `paste`) goes as one bracketed paste, so its newlines do not submit it line by line;
         `enter_delay_s` pauses before the Enter, for agents that take a burst of keys for a paste
-        and would swallow an Enter arriving with it."""
+        and would swallow an Enter arriving with it. `inert`: text an agent supplied (a message
+        from another job) is stripped of what could act as keys (zen.core.inert) and always goes as
+        one paste, whose first line the caller has made zen's label."""
+        if inert:
+            text, paste = inert_text(text), True
         text = text.rstrip("\n")
         pane = self._pane(pane_id)
         if "\n" in text or (paste and text):

@@ -23,6 +23,7 @@ from zen.adapters.tmux import Tmux
 from zen.coord import service
 from zen.core import messages
 from zen.core.events import EventType as E
+from zen.core.inert import inert_text
 from zen.core.model import JobStatus
 from zen.errors import NotFound, UsageError, ZenError
 from zen.orchestration import control as job_control
@@ -230,7 +231,8 @@ def send_to(home: Home, caller: Caller, job_id: str, text: str, kind: str) -> di
     if not snap.state.live:
         raise ZenError(f"job {job_id} is {snap.state.value}: there is no agent to give the message to")
     msg_id = uuid.uuid4().hex[:12]
-    text = text[:MAX_TEXT]
+    # an agent's text reaches the other agent as text only: no Enter, no escape sequence (H6)
+    text = inert_text(text[:MAX_TEXT])
     waiting = messages.at_prompt(store.events(job_id), snap.state is JobStatus.waiting)
     store.append(job_id, E.TEAM_MESSAGE, actor=caller.actor, target=job_id, text=text, id=msg_id,
                  sender=caller.label, queued=not waiting, kind=kind)
@@ -253,7 +255,8 @@ def type_messages(home: Home, job_id: str, msgs: list[dict[str, Any]], actor: st
         claim_delivery(home, job_id, str(m["id"]), "typed")
     store.append(job_id, E.INPUT_SENT, actor=actor, text=text[:2000], chars=len(text))
     try:
-        tmux.send_text(info.pane_id, text)
+        # one paste that begins with zen's label, never a line of the sender's own (H6)
+        tmux.send_text(info.pane_id, text, inert=True, **job_control.typing_of(snap.agent))
     except ZenError as exc:
         store.append(job_id, E.INPUT_FAILED, actor=actor, reason=str(exc))
         return False

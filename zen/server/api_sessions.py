@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from zen.core.inert import inert_text
 from zen.errors import UsageError
 from zen.orchestration import control, land, pause, terminal
 from zen.orchestration.query import resolve_job
@@ -94,9 +95,12 @@ def fleet_metrics(h: Home = Depends(home)) -> FleetMetrics:
 @router.post("/sessions/{job}/input", response_model=ActionResult)
 def send_input(job: str, body: InputBody, h: Home = Depends(home)) -> ActionResult:
     """Type text and Enter into a waiting agent (as `zen send`; `force` types into a busy one)."""
-    if not body.text.strip():
+    # whoever holds the cookie or token types text, never keys: no \r (an Enter), no escape
+    # sequence or paste marker; a terminal tile's keys are the way to send those (H6)
+    text = inert_text(body.text)
+    if not text.strip():
         raise UsageError("nothing to send (the text is empty)")
-    return ActionResult(**control.send(h, job, body.text, force=body.force).to_json())
+    return ActionResult(**control.send(h, job, text, force=body.force).to_json())
 
 
 @router.post("/sessions/{job}/keys", response_model=ActionResult)
