@@ -27,7 +27,7 @@ def test_a_wrapped_command_is_judged_as_itself(policy, command: str) -> None:
     check(bash(policy, command), "deny", "fs.outside-worktree", RM, command)
 
 
-@pytest.mark.parametrize("command", ["setsid make -n", "stdbuf -oL ls", "flock /z/home/worktrees/J/l true",
+@pytest.mark.parametrize("command", ["stdbuf -oL ls", "flock /z/home/worktrees/J/l true",
                                      "nice -n 5 pytest -q", "timeout 30 npm test", "time ls",
                                      "strace -c ls", "parallel echo ::: a b", "find . -print0 | xargs -0 rm -f"])
 def test_wrappers_of_harmless_commands_are_allowed(policy, command: str) -> None:

@@ -36,6 +36,7 @@ from zen.guard.options import flag_present
 from zen.guard.paths import Resolver, Target, norm, under
 from zen.guard.policy import Policy
 from zen.guard.rule import Rule
+from zen.guard.rules import runs
 from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
 from zen.guard.scripts import ScriptRuns, output_text
 from zen.guard.shell import Walker
@@ -88,6 +89,10 @@ _NO_CODE_OPTIONS = {
 }
 
 
+# variables that name programs or the folders programs, libraries and configuration come from
+_PATH_LIKE = re.compile(r"PATH|LIB|DIRS?$|HOME$|_CMD$|COMMAND$|PROGRAM$|_BIN$|_EXE$|PAGER$|EDITOR$|SHELL$|"
+                        r"BROWSER$|CONFIG|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE|PYTHON\d?|NODE|PERL|RUBY|TERMINAL)$")
+_SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/opt/", "/snap/", "/nix/store/")
 _NULL_REDIRECT = re.compile(r"(?:\d*|&)>>?\s*/dev/null\b|\d*>&\s*\d+|\d*<&\s*\d+")
 
 
@@ -229,6 +234,8 @@ class Analyser(PathChecks, ScriptRuns):
             self.st, self.cmd = saved
 
     def assignment(self, name: str, value: Word, st: State, depth: int) -> None:
+        if self.observe and (name in _EXEC_ENV_VARS or name in _OPAQUE_ENV_VARS or _PATH_LIKE.search(name)):
+            self.ro(f"setting {name} (it names programs or where they are found)")
         if name in defaults.PACKAGE_SOURCE_VARS:
             self.package_var(name, value)
         if name in _EXEC_ENV_VARS and value.text:
@@ -286,6 +293,8 @@ class Analyser(PathChecks, ScriptRuns):
             if found is not None:    # a file the agent can write, found on $PATH before the system's
                 prog, head = found, Word(found, head.raw)
         if "/" in prog:
+            if self.observe:
+                self.observe_program(prog, st)
             name = self.program_name(prog, name, st)
             if name != "zen":        # zen's own script (or a copy of it) is judged as zen
                 self.run_file(head, st, None, f"`{prog}`", args)
@@ -294,7 +303,16 @@ class Analyser(PathChecks, ScriptRuns):
                       "not what it says")
         self._secrets(name, args, cmd)
         self.policy_rules(name, args, st, cmd)
+        if name in runs.CONCERNS:
+            runs.before(self, name, args, st, cmd, depth)
         self.handler(name)(self, name, args, st, cmd, depth)
+
+    def observe_program(self, prog: str, st: State) -> None:
+        """At observe, a program outside the system's folders (in the worktree, where the agent
+        writes it) is not read-only, whatever its name (`./ls`, `PATH=.:$PATH ls`)."""
+        t = self.resolver.target(prog, st.cwd, st.links, follow_last=True)
+        if t is None or not t.path.startswith(_SYSTEM_DIRS) or any(under(t.path, r) for r in self.roots):
+            self.ro(f"`{prog}` (a program outside the system's folders)")
 
     def _secrets(self, name: str, args: list[Word], cmd: Cmd | None) -> None:
         """A secret-looking variable sent to another host, or fed to a program on its input."""

@@ -25,13 +25,16 @@ Python file is judged).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from zen.guard import codescan
 from zen.guard.api import APPROVAL, READ_LIMIT, Context, Decision
 from zen.guard.paths import Target, under
-from zen.guard.words import UNK, Cmd, State, Word, decode_ansi_c
+from zen.guard.words import UNK, Cmd, State, Word, decode_ansi_c, lit
+
+_isdir = os.path.isdir
 
 INTERPRETERS = {"sh": "sh", "bash": "sh", "dash": "sh", "ash": "sh", "ksh": "sh", "mksh": "sh", "busybox": "sh",
                 "python": "python", "python3": "python", "python2": "python", "pypy": "python",
@@ -44,6 +47,9 @@ class ScriptRuns:
 
     ctx: Context
     script_argv: list[str | None] | None = None     # sys.argv of the Python file being judged
+    py_file: str | None = None                      # the Python file being judged (its imports)
+    st: State
+    memo: dict[str, Any]
     observe: bool
     pending: Decision | None
     roots: list[str]
@@ -58,6 +64,9 @@ class ScriptRuns:
 
     # -- what the command writes ---------------------------------------------------------------
     def record_write(self, t: Target, content: str | None, append: bool = False) -> None:
+        name = t.path.rsplit("/", 1)[-1]
+        if name in ("sitecustomize.py", "usercustomize.py") or name.endswith(".pth"):
+            self._startup_code(name, content)
         if t.children:
             self.trees.append(t.path)
         elif append:
@@ -65,6 +74,17 @@ class ScriptRuns:
             self.written[t.path] = before + content if before is not None and content is not None else None
         else:
             self.written[t.path] = content
+
+    def _startup_code(self, name: str, content: str | None) -> None:
+        """sitecustomize.py, usercustomize.py and a .pth file's `import` lines run in every Python
+        that starts with their folder on its path (a virtualenv's site-packages): judged now, as
+        the code they are, since nothing names them when they run."""
+        where = f"writes {name} (Python runs it at every start)"
+        if content is None or UNK in content:
+            self.deny("opaque.exec", f"{where} with text the guardian cannot see")
+        if name.endswith(".pth"):
+            content = "\n".join(line for line in content.splitlines() if line.startswith(("import ", "import\t")))
+        self.judge_text(content, "python", self.st, where)
 
     def unknown_tree(self, w: Word, st: State) -> None:
         """Everything below `w` now holds files whose text the guardian cannot see (an extraction,
@@ -95,7 +115,72 @@ class ScriptRuns:
                 self.judge_text(text, lang, st, f"{via} ({w.raw}, written by this command)",
                                 argv=_argv(w, args))
             elif self.ctx.read is not None and any(under(t.path, r) for r in self.roots):
-                self._judge_disk(t.path, w, st, lang, via, _argv(w, args))
+                saved, self.py_file = self.py_file, t.path
+                try:
+                    self._judge_disk(t.path, w, st, lang, via, _argv(w, args))
+                finally:
+                    self.py_file = saved
+
+    def local_module(self, module: str, level: int, where: str, optional: bool = False, run: bool = False,
+                     st: State | None = None, args: list[Word] | None = None) -> bool:
+        """Python imports (or `python -m` runs, `run`) `module`: a file of it in the worktree (the
+        script's folder, else the working directory, as sys.path[0]) is judged as strictly as
+        inline code, with every package __init__.py on the way. True when one was found."""
+        st = st or self.st
+        if self.ctx.read is None or not (module or level):
+            return False
+        base = self.py_file.rsplit("/", 1)[0] if self.py_file else st.cwd
+        if base is None:
+            self.deny("opaque.exec", f"{where}: imports {module} from a folder only known at run time")
+        for _ in range(max(level - 1, 0)):
+            base = base.rsplit("/", 1)[0] or "/"
+        if not any(under(base, r) for r in self.roots):
+            return False
+        parts = [p for p in module.split(".") if p]
+        found = False
+        folder = base
+        for k, part in enumerate(parts):
+            last = k == len(parts) - 1
+            names = [f"{folder}/{part}/__init__.py"] + ([f"{folder}/{part}.py"] if last else []) + (
+                [f"{folder}/{part}/__main__.py"] if last and run else [])
+            hit = False
+            for path in names:
+                if self._judge_module(path, where, args if run and path.endswith(("__main__.py", part + ".py")) else None):
+                    hit = found = True
+            if not hit and not self._is_dir(f"{folder}/{part}"):
+                break
+            folder = f"{folder}/{part}"
+        return found
+
+    def _is_dir(self, path: str) -> bool:
+        return self.ctx.realpath is not None and _isdir(path)
+
+    def _judge_module(self, path: str, where: str, args: list[Word] | None) -> bool:
+        seen = self.memo.setdefault("pymodules", set())
+        if path in seen:
+            return True
+        kind, text = self.file_text(lit(path), self.st)
+        if kind == "none":
+            return False
+        seen.add(path)
+        if len(seen) > 24:
+            self.unjudged(f"{where}: imports more of the project's own modules than the guardian reads")
+            return True
+        short = path.rsplit("/", 1)[-1]
+        if kind == "unknown" or text is None:
+            if self._written(path)[0]:
+                self.deny("opaque.exec", f"{where}: imports {short}, which this command writes with text the "
+                          "guardian cannot see")
+            self.unjudged(f"{where}: imports {short}, which the guardian cannot read whole")
+            return True
+        saved = self.py_file
+        self.py_file = path
+        try:
+            self.judge_text(text, "python", self.st, f"{where} (imports {short})",
+                            argv=_argv(lit(path), args) if args is not None else None)
+        finally:
+            self.py_file = saved
+        return True
 
     def file_text(self, w: Word, st: State) -> tuple[str, str | None]:
         """What the guardian can see of file `w`: ("written", text) when this command writes it
@@ -125,13 +210,14 @@ class ScriptRuns:
         for line in lines:
             self.judge_text(line, "sh", st, where)
 
-    def unjudged(self, reason: str) -> None:
-        """Code that will run and that the guardian cannot judge: a human's approval, denied where
-        approvals do not apply (observe and the kill switch)."""
+    def unjudged(self, reason: str, rule: str = "approval.unjudged") -> None:
+        """Code that will run and that the guardian cannot judge (or a process that outlives the
+        job): a human's approval, denied where approvals do not apply (observe, the kill switch)."""
         if self.observe:
-            self.deny("opaque.exec", f"{reason}; at observe level (or under the kill switch) it is denied")
+            self.deny("opaque.exec" if rule == "approval.unjudged" else "level.observe",
+                      f"{reason}; at observe level (or under the kill switch) it is denied")
         if self.pending is None:
-            self.pending = Decision(APPROVAL, "approval.unjudged", f"{reason}: a human decides")
+            self.pending = Decision(APPROVAL, rule, f"{reason}: a human decides")
 
     def _judge_disk(self, path: str, w: Word, st: State, lang: str | None, via: str,
                     argv: list[str | None] | None) -> None:

@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 # the scripts a package manager's install runs of the project's own package.json
 LIFECYCLE = ("preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare")
 
+# the scripts other npm commands run (npm docs, "Life Cycle Operation Order")
+_OTHER_LIFECYCLE = {
+    "pack": ("prepack", "prepare", "postpack"),
+    "publish": ("prepublishOnly", "prepack", "prepare", "postpack", "publish", "postpublish"),
+    "version": ("preversion", "version", "postversion"),
+    "rebuild": ("preinstall", "install", "postinstall", "prepare"),
+    "link": ("preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"),
+    "uninstall": ("preuninstall", "uninstall", "postuninstall"),
+    "shrinkwrap": ("preshrinkwrap", "shrinkwrap", "postshrinkwrap"),
+}
+
 
 def make(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     opts, _pos = split_opts(args, "fCIjlowW", frozenset({"--file", "--makefile", "--directory",
@@ -95,6 +106,9 @@ def runner(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
     elif name in ("yarn", "pnpm", "bun") and pos:
         # `yarn NAME` runs package.json's script NAME when there is one (else a bin of that name)
         package_scripts(an, name, [pos[0].text], st)
+    elif name == "direnv" and pos and pos[0].text in ("allow", "permit", "grant", "exec", "reload", "export"):
+        direnv(an, pos, st, cmd, depth)
+        return
     elif name in ("poetry", "pipenv", "pdm", "hatch", "rye", "uv", "conda", "mamba", "pixi",
                   "bundle", "direnv"):
         if not pos or pos[0].text not in ("run", "exec"):
@@ -137,5 +151,26 @@ def npm(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, d
         package_scripts(an, "npm", [{"t": "test", "tst": "test"}.get(words[0], words[0])], st)
     elif words[:1] in (["install"], ["i"], ["ci"], ["add"]):
         package_scripts(an, "npm", list(LIFECYCLE), st)
+    elif words[:1] and words[0] in _OTHER_LIFECYCLE:   # npm pack, publish, version, ... run their own
+        package_scripts(an, "npm", list(_OTHER_LIFECYCLE[words[0]]), st)
     if texts[:1] and texts[0] in defaults.NETWORK_SUBCOMMANDS["npm"]:
         an.need("network_requests", "approval.network", f"`npm {texts[0]}`")
+
+
+def direnv(an: Analyser, pos: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    """`direnv allow|exec|reload|export`: the .envrc it loads is a bash script, judged as strictly as
+    inline code (then `exec DIR CMD` runs CMD)."""
+    an.ro(f"`direnv {pos[0].text}`")
+    sub = pos[0].text
+    folder = pos[1] if len(pos) > 1 and sub in ("allow", "permit", "grant", "exec") else lit(".")
+    if not folder.known:
+        an.deny("opaque.exec", "`direnv` loads an .envrc from a folder only known at run time")
+    envrc = lit(folder.text if folder.text.endswith(".envrc") else folder.text.rstrip("/") + "/.envrc")
+    kind, text = an.file_text(envrc, st)
+    if kind == "unknown" or text is None:
+        if kind != "none":
+            an.unjudged("`direnv` loads an .envrc the guardian cannot read")
+    else:
+        an.judge_text(text, "sh", st, "`direnv` (.envrc)")
+    if sub == "exec" and len(pos) > 2:
+        an.leaf(pos[2:], st, cmd, depth + 1)

@@ -70,6 +70,9 @@ def python_module(an: Analyser, mod: str, rest: list[Word], st: State, cmd: Cmd 
     if zen.is_zen_module(mod):
         zen.module(an, mod, rest, st, cmd, depth)
         return
+    if an.local_module(mod, 0, f"`python -m {mod}`", run=True, st=st, args=rest):   # the project's own
+        an.ro(f"`python -m {mod}`")
+        return
     if mod == "pdb":
         debug.pdb(an, "pdb", rest, st, cmd, depth)
         return

@@ -213,6 +213,7 @@ _GROUPS: tuple[tuple[str, frozenset[str] | tuple[str, ...]], ...] = (
         "bun", "bundle", "bunx", "conda", "direnv", "dotenv", "hatch", "mamba", "npx", "pdm",
         "pipenv", "pixi", "pnpm", "pnpx", "poetry", "rye", "uv", "uvx", "yarn")),
     ("build.npm", ("npm",)),
+    ("runs.runs", ("pytest", "py.test", "just", "rake", "fd", "fdfind", "dc", "daemonize", "start-stop-daemon")),
     ("generic.package_tool", ("pip", "pip3", "pipx", "gem", "cargo", "go", "composer", "micromamba")),
     # git
     ("git.git", ("git",)),
