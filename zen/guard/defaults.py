@@ -136,7 +136,7 @@ VENDOR_CLIS: tuple[str, ...] = ("stripe", "twilio", "sendgrid", "mailchimp", "ze
 # bare names match a file or directory of that name anywhere.
 CREDENTIAL_PATHS: tuple[str, ...] = (
     "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/hub", "~/.netrc", "~/_netrc",
-    "~/.git-credentials", "~/.docker/config.json", "~/.npmrc", "~/.yarnrc", "~/.pypirc",
+    "~/.git-credentials", "~/.config/git/credentials", "~/.docker/config.json", "~/.npmrc", "~/.yarnrc", "~/.pypirc",
     "~/.kube", "~/.config/gcloud", "~/.azure", "~/.password-store", "~/.local/share/keyrings",
     "~/Library/Keychains", "~/.vault-token", "~/.pgpass", "~/.my.cnf", "~/.boto", "~/.s3cfg",
     "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials",

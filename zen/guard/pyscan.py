@@ -17,6 +17,7 @@ import ast
 import posixpath
 from typing import Any
 
+from zen.guard import pyvalues
 from zen.guard.defaults import MESSAGE_SERVICES
 from zen.guard.rules.leaks import environ_sent
 from zen.guard.sqlscan import destructive_orm, destructive_sql
@@ -43,7 +44,11 @@ _COPY_CALLS = {"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytre
 _LINK_CALLS = {"os.link": True, "os.symlink": False}      # name: makes a hard link
 _EXEC_CALLS = {"exec", "eval", "compile", "execfile", "builtins.exec", "builtins.eval",
                "runpy.run_path", "runpy.run_module", "code.interact", "marshal.loads",
-               "pickle.loads", "cPickle.loads", "dill.loads"}
+               "pickle.loads", "cPickle.loads", "dill.loads", "importlib.reload",
+               "importlib.util.spec_from_file_location", "importlib.util.module_from_spec",
+               "importlib.machinery.SourceFileLoader", "importlib.machinery.SourcelessFileLoader",
+               "imp.load_source", "imp.load_module", "ctypes.CDLL", "ctypes.cdll.LoadLibrary",
+               "ctypes.PyDLL", "zipimport.zipimporter"}
 _IMPORT_CALLS = {"__import__", "importlib.import_module"}
 _NET_CALLS = ("requests.", "httpx.", "urllib.request.", "urllib2.", "urllib.urlopen", "aiohttp.",
               "http.client.", "httplib.", "urllib3.", "socket.create_connection", "pycurl.",
@@ -193,21 +198,36 @@ def scan_python(an: Any, code: str, where: str) -> None:
         return
     aliases: dict[str, str] = {}
     consts: dict[str, Any] = {}
+    local = getattr(an, "local_module", None)     # the project's own modules: judged as they are
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 an.py_import(a.name, where)
+                if local is not None:
+                    local(a.name, 0, where)
                 aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            an.py_import(node.module, where)
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            if node.module:
+                an.py_import(node.module, where)
+            if local is not None:
+                for a in node.names:     # from pkg import mod: pkg/__init__.py and pkg/mod.py
+                    local(".".join(p for p in (node.module, a.name) if p), node.level, where, optional=True)
+                local(node.module or "", node.level, where)
             for a in node.names:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    for node in ast.walk(tree):   # m = importlib.import_module("shutil"): m is that module
+    modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    for node in ast.walk(tree):   # m = importlib.import_module("shutil"): m is that module; x = os too
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call) and _dotted(node.value.func, aliases) in _IMPORT_CALLS:
             module = _literal_arg(node.value, 0)
             if module:
                 aliases[node.targets[0].id] = module
+                modules.add(node.targets[0].id)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Name) and node.value.id in modules:
+            aliases[node.targets[0].id] = aliases.get(node.value.id, node.value.id)
+            modules.add(node.targets[0].id)
+    pyvalues.module_values(an, tree, modules, aliases, where, _dotted, _GETATTR)
     ev = _PyEval(an, aliases, consts)
     for node in ast.walk(tree):   # simple `x = "literal"` assignments, once each
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -294,7 +314,8 @@ def _py_getattr(an: Any, node: Any, aliases: dict[str, str], where: str) -> None
     or changes files taken as a value (called later under another name), cannot be judged."""
     base = _dotted(node.args[0], aliases)
     attr = _literal_arg(node, 1)
-    if base.split(".")[0] not in set(aliases.values()) | {"os", "subprocess", "shutil", "pty", "builtins"}:
+    if base.split(".")[0] not in set(aliases.values()) | {"os", "subprocess", "shutil", "pty", "builtins"} \
+            and "?" not in base.split("."):
         return
     if attr is None:
         an.deny("opaque.exec", f"{where}: getattr({base}, ...) takes a name only known at run time")
@@ -311,7 +332,7 @@ def _py_runs(an: Any, ev: _PyEval, node: Any, fn: str, where: str, cwd_done: boo
         value = ev.value(first) if first is not None else None
         if fn in ("exec", "eval", "compile", "builtins.exec", "builtins.eval") and isinstance(value, str):
             scan_python(an, value, where)
-        elif fn in _IMPORT_CALLS and isinstance(value, str):
+        elif fn in _IMPORT_CALLS and isinstance(first, ast.Constant) and isinstance(value, str):
             an.py_import(value, where)
         else:
             an.deny("opaque.exec", f"{where}: {fn}() runs code the guardian cannot see")
@@ -434,6 +455,16 @@ def _py_other(an: Any, ev: _PyEval, node: Any, fn: str, aliases: dict[str, str],
         path = ev.value(first) if first is not None else ev.value(kw.get("path")) if "path" in kw else "."
         an.py_path(path, "write", f"{where}: {fn}()")
         return
+    last = fn.rsplit(".", 1)[-1]
+    if fn in ("netrc.netrc", "netrc") or last in ("get_credentials", "get_frozen_credentials", "get_scoped_config") \
+            or fn in ("botocore.session.get_session", "botocore.credentials.create_credential_resolver",
+                      "aws_requests_auth.boto_utils.BotoAWSRequestsAuth"):
+        an.deny("creds.read", f"{where}: {fn.replace('?.', '')}() reads stored credentials (a credential store "
+                "or a cloud SDK's keys); credentials never pass through an agent (a gate holds them: zen gate)")
+    for a in args:                  # a path into a credential store, handed to any call
+        value = ev.value(a)
+        if isinstance(value, str) and value.startswith(("/", "~")):
+            an.py_path(value, "read", f"{where}: {fn.replace('?.', '')}()")
     if fn in ("dotenv.dotenv_values", "dotenv.load_dotenv", "dotenv_values", "load_dotenv",
               "dotenv.main.dotenv_values", "environs.Env.read_env"):
         an.deny("creds.read", f"{where}: {fn}() reads a .env file")
@@ -443,7 +474,6 @@ def _py_other(an: Any, ev: _PyEval, node: Any, fn: str, aliases: dict[str, str],
         an.py_net(fn, [ev.value(a) for a in args] + [ev.value(v) for v in kw.values()], where,
                   _py_method(ev, fn, args, kw))
         return
-    last = fn.rsplit(".", 1)[-1]
     if last in ("post", "put", "patch", "delete", "request", "send") and any(
             (m + ".").startswith(_NET_CALLS) for m in aliases.values()):
         # a session or client object's call (requests.Session().delete(URL)): its URL is still seen
@@ -454,7 +484,7 @@ def _py_other(an: Any, ev: _PyEval, node: Any, fn: str, aliases: dict[str, str],
         return
     if fn in _PRINTERS:
         for a in [*args, *kw.values()]:
-            if _mentions_environ(a, aliases, True):
+            if pyvalues.environ_leaks(a, aliases, _dotted, _literal_arg):
                 an.deny("creds.env-dump", f"{where}: prints the environment or a secret variable")
                 return
 
@@ -523,3 +553,4 @@ def _mentions_environ(node: Any, aliases: dict[str, str], top: bool, exact: bool
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_secret_name(key.value):
                 return True
     return False
+
