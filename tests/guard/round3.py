@@ -425,13 +425,20 @@ FALSE_DENIES: list[Case] = [
     ("cp .env.example .env.test", A, None, "the example holds no secrets"),
     ("cp .env.sample .env.local", A, None, "a sample"),
     ("cp config/.env.template config/.env.development", A, None, "a template in a folder"),
-    ("cp /z/home/policy/guardian.yaml /tmp/guardian.yaml", A, None, "reading the policy is not writing it"),
-    ("cp /z/home/policy/autonomy.yaml /tmp/", A, None, "into a folder"),
+    ("cp /z/home/policy/guardian.yaml $TMPDIR/guardian.yaml", A, None, "reading the policy is not writing it"),
+    ("cp /z/home/policy/autonomy.yaml $TMPDIR/", A, None, "into the job's temp folder"),
+    ("cp -r /z/home/policy \"$TMPDIR/policy\"", A, None, "the whole folder"),
+    ("cat /z/home/policy/guardian.yaml > $TMPDIR/g.yaml", A, None, "by redirect"),
+    ("cp .env.example .env.test && grep -c = .env.example", A, None, "a template read again"),
 ]
 FALSE_DENIES_STILL: list[Case] = [
     ("cp .env .env.test", D, None, "the real file holds secrets"),
     ("cp .env.example .env && cat .env", D, None, "a later read of the real name"),
     ("cp /tmp/x.yaml /z/home/policy/guardian.yaml", D, None, "writing the policy"),
+    ("cp /z/home/policy/guardian.yaml /tmp/g.yaml", D, "fs.outside-worktree", "no /tmp exception (DESIGN 6)"),
+    ("cp .env.example .env.test; echo 'KEY=x' >> .env.test", D, "incident", "then writing a secret into it"),
+    ("cp .env.production .env.test", D, None, "a real file as the source"),
+    ("cp .env.example .env", D, "incident", "overwrites the live .env a human filled"),
     ("cp /z/home/control/api-token /tmp/t", D, None, "a secret of zen's"),
     ("terraform plan -destroy && terraform apply -destroy", D, "remote.destructive", "the apply"),
 ]
@@ -442,4 +449,5 @@ CLASSES: dict[str, list[Case]] = {
     "remote-overwrite": REMOTE + REMOTE_OK,
     "sql-flags": SQL + SQL_OK,
     "cloud": CLOUD + CLOUD_OK,
+    "false-denies": FALSE_DENIES + FALSE_DENIES_STILL,
 }
