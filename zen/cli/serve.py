@@ -68,6 +68,7 @@ def serve(
     detach: bool = typer.Option(False, "--detach", help="Run in the background (log: <home>/logs/server.log)."),
     stop: bool = typer.Option(False, "--stop", help="Stop the running server."),
     url: bool = typer.Option(False, "--url", help="Print a one-time login URL for the dashboard and exit."),
+    logout_all: bool = typer.Option(False, "--logout-all", help="Log every browser out of the dashboard."),
     keepalive: float = typer.Option(15.0, "--keepalive", min=0.05, max=3600, hidden=True,
                                     help="Seconds between keepalive comments on idle event streams."),
     detached: bool = typer.Option(False, "--detached", hidden=True,
@@ -79,9 +80,14 @@ def serve(
     from zen.server import run as server  # uvicorn and FastAPI: only zen serve pays for them
 
     _human_only("zen serve")
-    if sum((detach, stop, url)) > 1:
-        raise ZenError("give one of --detach, --stop and --url")
+    if sum((detach, stop, url, logout_all)) > 1:
+        raise ZenError("give one of --detach, --stop, --url and --logout-all")
     home = common.home()
+    if logout_all:
+        ended = auth.Logins(home).logout_all(auth.ensure_token(home))
+        render.emit({"logged_out": ended}, json_out,
+                    lambda r: [f"logged out {r['logged_out']} dashboard session(s); zen serve --url logs in again"])
+        return 0
     if stop:
         pid = server.stop(home)
         render.emit({"stopped": pid}, json_out,

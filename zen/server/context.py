@@ -1,4 +1,4 @@
-"""What every request shares, loaded once per server: the home, the token, the tickets, the live
+"""What every request shares, loaded once per server: the home, the token, the logins, the live
 feed, and the address the server answers to. Routers get it through FastAPI dependencies."""
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ from pathlib import Path
 
 from fastapi import Request
 
+from zen.core.durations import parse_duration
 from zen.errors import ZenError
-from zen.server.auth import Tickets, read_token
+from zen.server.auth import SESSION_TTL_S, Logins, read_token
 from zen.server.hub import Hub
 from zen.server.models import Session
+from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 from zen.store.layout import EVENTS, TASK
@@ -96,11 +98,14 @@ class ServerContext:
     host: str
     port: int
     hub: Hub
-    tickets: Tickets = field(default_factory=Tickets)
+    logins: Logins = field(init=False)
     keepalive_s: float = 15.0
     sessions: SessionCache = field(default_factory=SessionCache)
     _token: str | None = None
     _token_key: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        self.logins = Logins(self.home, session_ttl(self.home))
 
     @property
     def token(self) -> str:
@@ -115,6 +120,15 @@ class ServerContext:
             self._token = read_token(self.home)
             self._token_key = key
         return self._token
+
+
+def session_ttl(home: Home) -> float:
+    """zen.yaml `server.session_ttl` (a duration, 12h when unset): how long a login lasts."""
+    try:
+        value = Config.load(home).section("server").get("session_ttl")
+        return parse_duration(value) if value is not None else SESSION_TTL_S
+    except (ZenError, ValueError) as exc:
+        raise ZenError(f"zen.yaml server.session_ttl: {exc}") from None
 
 
 async def ctx(request: Request) -> ServerContext:

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from starlette.concurrency import run_in_threadpool
+
 from zen.server import auth
 from zen.server.context import ServerContext
 
@@ -19,6 +21,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 LOGIN_PATH = "/agent"
+LOGOUT_PATH = "/agent/logout"
 # the page's own assets and scripts only; styles may be set by the page's script
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -75,7 +78,8 @@ class Gate:
             await self._login(send, token, query)
             return
         by_bearer = auth.bearer_ok(headers.get("authorization"), token)
-        by_cookie = not by_bearer and auth.cookie_ok(headers.get("cookie"), token)
+        # a stat of control/logins.json and a lookup: cheap enough for the event loop
+        by_cookie = not by_bearer and self.ctx.logins.valid(token, headers.get("cookie"))
         if not (by_bearer or by_cookie):
             await self._refuse(send, path, "no valid token (send Authorization: Bearer <control/api-token>)")
             return
@@ -88,6 +92,9 @@ class Gate:
             if origin is None and site is None:
                 await problem(send, 403, "a write with the session cookie must come from the dashboard page")
                 return
+        if path == LOGOUT_PATH and method == "POST":
+            await self._logout(send, token, headers.get("cookie") if by_cookie else None)
+            return
         await self.app(scope, receive, self._with_headers(send))
 
     def _with_headers(self, send: Send) -> Send:
@@ -99,16 +106,25 @@ class Gate:
         return wrapped
 
     async def _login(self, send: Send, token: str, query: dict[str, str]) -> None:
-        if not self.ctx.tickets.redeem(token, query["token"]):
+        session_id = await run_in_threadpool(self.ctx.logins.redeem, token, query["token"])
+        if session_id is None:
             body = LOGGED_OUT.format(message="This login link was already used, has expired, or is not one "
                                      "of this server's.").encode()
             await _reply(send, 401, body, b"text/html; charset=utf-8")
             return
         rest = {k: v for k, v in query.items() if k != "token"}
         location = LOGIN_PATH + (f"?{urlencode(rest)}" if rest else "")
-        cookie = f"{auth.COOKIE}={auth.cookie_value(token)}; HttpOnly; SameSite=Strict; Path=/"
+        cookie = (f"{auth.COOKIE}={session_id}; HttpOnly; SameSite=Strict; Path=/; "
+                  f"Max-Age={int(self.ctx.logins.ttl_s)}")
         await _reply(send, 303, b"", b"text/plain", [(b"location", location.encode()),
                                                      (b"set-cookie", cookie.encode())])
+
+    async def _logout(self, send: Send, token: str, cookie_header: str | None) -> None:
+        """POST /agent/logout: this browser's session ends (the server forgets it), its cookie too."""
+        ended = cookie_header is not None and await run_in_threadpool(self.ctx.logins.logout, token, cookie_header)
+        gone = f"{auth.COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+        await _reply(send, 200, json.dumps({"logged_out": bool(ended)}).encode(), b"application/json",
+                     [(b"set-cookie", gone.encode())])
 
     async def _refuse(self, send: Send, path: str, sentence: str) -> None:
         if path == LOGIN_PATH or path.startswith(LOGIN_PATH + "/"):

@@ -45,6 +45,8 @@ BREAKER_LOCK = ".breaker.lock"
 CONFIG_LOCK = "config.lock"
 API_TOKEN = "api-token"                       # zen serve's bearer token (DESIGN 11)
 SERVER_INFO = "server.json"                   # the running zen serve's pid, host and port
+LOGINS = "logins.json"                        # the dashboard's login sessions and used tickets (0600)
+LOGINS_LOCK = "logins.lock"
 SERVER_PORT = 19840                           # zen serve's default port
 GUARD_SOCKET = "guard.sock"                   # the resident guardian's socket (zen guard serve)
 GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident guardian
@@ -416,6 +418,14 @@ class Home:
     @property
     def server_info(self) -> Path:
         return self.control / SERVER_INFO
+
+    @property
+    def logins(self) -> Path:
+        return self.control / LOGINS
+
+    @property
+    def logins_lock(self) -> Path:
+        return self.control / LOGINS_LOCK
 
     @property
     def autonomy_lock(self) -> Path:
