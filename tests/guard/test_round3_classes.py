@@ -5,10 +5,13 @@ reported). Plus the cases that need files on disk."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.guard import round3
-from tests.guard.ctxs import agent, bash
+from tests.guard.ctxs import agent, bash, on_disk
 from tests.guard.test_corpus import _home
 from zen.guard.policy import load_policy
 
@@ -52,3 +55,59 @@ def test_at_act_and_report(policy, cls: str, command: str, expected: str, rule: 
         assert d.decision == "allow" and d.rule.startswith("report."), (command, d.as_dict())
         return
     _check(bash(policy, command, agent(level="act-and-report")), expected, rule, command, why)
+
+
+# -- files on disk: what a client or a batch reads is judged by its text -------------------------
+
+@pytest.fixture
+def wt(tmp_path: Path) -> Path:
+    w = tmp_path / "home" / "worktrees" / "J"
+    (w / ".zen-tmp").mkdir(parents=True)
+    (w / "drop.sql").write_text("BEGIN;\nDROP TABLE users;\nCOMMIT;\n")
+    (w / "seed.sql").write_text("INSERT INTO users VALUES (1, 'a');\n")
+    (w / "gets.txt").write_text("get /srv/a.txt a.txt\nls /srv\n")
+    (w / "rms.txt").write_text("get /srv/a.txt a.txt\n-rm /srv/a.txt\n")
+    (w / "up.lftp").write_text("open ftp.example\nmirror -R --delete . /www\n")
+    (w / "notes.txt").write_text("read only\n")
+    (w / "notes.txt").chmod(0o444)           # write-protected, not secret
+    secret = tmp_path / "locked.sql"
+    secret.write_text("SELECT 1;\n")
+    secret.chmod(0o000)
+    return w
+
+
+@pytest.mark.parametrize("command,expected,rule", [
+    ("psql app < drop.sql", "deny", "sql.destructive"),
+    ("cat drop.sql | mysql app", "deny", "sql.destructive"),
+    ("psql -f drop.sql app", "deny", "sql.destructive"),
+    ("psql app < seed.sql", "allow", None),
+    ("cat seed.sql | mysql app", "allow", None),
+    ("psql app < ../../../locked.sql", "deny", None),           # a file the guardian cannot read
+    ("sftp -b gets.txt host.example", "allow", None),
+    ("sftp -b rms.txt host.example", "deny", "remote.destructive"),
+    ("sftp -b missing.txt host.example", "deny", "remote.destructive"),
+    ("lftp -f up.lftp", "deny", "remote.destructive"),
+    ("cp notes.txt $TMPDIR/notes.txt", "allow", None),          # a write-protected file read
+    ("cat notes.txt > $TMPDIR/n.txt", "allow", None),
+])
+def test_what_is_read_from_disk(policy, wt: Path, command: str, expected: str, rule: str | None) -> None:
+    if os.geteuid() == 0 and "locked" in command:
+        pytest.skip("root reads a 000 file")
+    _check(bash(policy, command, on_disk(wt, level="suggest")), expected, rule, command, "on disk")
+
+
+def test_a_policy_protected_file_is_read_and_copied_but_not_written(tmp_path: Path, wt: Path) -> None:
+    home = tmp_path / "zh"
+    _home(home)
+    p = home / "policy" / "guardian.yaml"
+    p.write_text(p.read_text().replace("protected_paths: []", 'protected_paths: ["notes.txt", "*.lock"]'))
+    pol, _ = load_policy(str(home))
+    assert pol.invalid is None, pol.invalid
+    (wt / "uv.lock").write_text("x\n")
+    ctx = on_disk(wt, level="suggest")
+    for command in ("cp notes.txt $TMPDIR/", "cp uv.lock \"$TMPDIR/uv.lock\"", "cp uv.lock $TMPDIR/",
+                    "rsync -a uv.lock notes.txt $TMPDIR/", "diff uv.lock $TMPDIR/x"):
+        _check(bash(pol, command, ctx), "allow", None, command, "a read of a protected file")
+    for command in ("cp $TMPDIR/x uv.lock", "echo x > notes.txt", "rsync -a $TMPDIR/x uv.lock",
+                    "cp $TMPDIR/uv.lock sub/uv.lock", "mv $TMPDIR/uv.lock uv.lock"):
+        _check(bash(pol, command, ctx), "deny", "policy.protected-path", command, "a write to it")

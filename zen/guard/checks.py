@@ -29,7 +29,7 @@ from zen.guard.paths import (
     zen_protected,
 )
 from zen.guard.words import FOUND, UNK, State, Word
-from zen.store.layout import WORKTREE_PRIVATE
+from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP
 
 if TYPE_CHECKING:
     from zen.guard.policy import Policy
@@ -167,7 +167,8 @@ class PathChecks:
         if prot is not None:
             self.deny("self.protect", f"{what} {label}: {prot} is not the agent's to change")
         if self._protected is not None and self._protected.path_matches(path, self.worktree or self.cwd,
-                                                                        self.user_home):
+                                                                        self.user_home) and not any(
+                under(path, f"{r}/{WORKTREE_TMP}") for r in self.roots):   # a copy in $TMPDIR is not it
             self.deny("policy.protected-path", f"{what} {label}: the policy protects this path")
         for root in self.roots:
             if path == root and not t.children:
