@@ -106,3 +106,17 @@ def test_zen_demo_is_a_command_and_make_demo_runs_it() -> None:
     assert r.returncode == 0 and "three simulated agents" in r.stdout, r.stderr
     makefile = (REPO_ROOT / "Makefile").read_text()
     assert "demo: $(PY)\n\t$(BIN)/zen demo\n" in makefile
+
+
+def test_shell_completion_is_typers_and_completes_commands_and_options(tmp_path: Path) -> None:
+    r = zen("--show-completion", "bash")
+    assert r.returncode == 0 and "_zen_completion()" in r.stdout and "_ZEN_COMPLETE=complete_bash" in r.stdout, r.stdout
+    asked = {"_ZEN_COMPLETE": "complete_bash", "COMP_WORDS": "zen d", "COMP_CWORD": "1"}
+    words = zen(env=asked).stdout.split()
+    assert {"demo", "doctor", "dispatch", "deny"} <= set(words), words
+    words = zen(env={**asked, "COMP_WORDS": "zen doctor --re", "COMP_CWORD": "2"}).stdout.split()
+    assert words == ["--rebuild"], words
+    r = zen("--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    assert r.returncode == 0 and "bash completion installed" in r.stdout, r.stdout + r.stderr
+    assert "zen.sh" in (tmp_path / ".bashrc").read_text()
+    assert "--install-completion" in zen("--help").stdout

@@ -83,12 +83,22 @@ def modules_for(argv: list[str]) -> list[str]:
     return list(dict.fromkeys(COMMANDS.values()))
 
 
+_COMPLETION_FLAGS = {"--install-completion", "--show-completion", *_HELP}
+
+
+def wants_completion(argv: list[str]) -> bool:
+    """A shell asking for completions, or the root's --help / completion options (README)."""
+    return bool(os.environ.get("_ZEN_COMPLETE")) or not argv or argv[0] in _COMPLETION_FLAGS
+
+
 def build_app(argv: list[str] | None = None) -> typer.Typer:
     app = typer.Typer(
         name="zen",
         help=HELP,
         no_args_is_help=True,
-        add_completion=False,
+        # typer's shell completion (--install-completion, --show-completion, and the _ZEN_COMPLETE
+        # requests a shell makes): set up only when asked for, since it costs every command's start
+        add_completion=wants_completion(sys.argv[1:] if argv is None else argv),
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
