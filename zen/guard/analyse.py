@@ -444,6 +444,7 @@ class Analyser(PathChecks, ScriptRuns):
         self.walk(text, self.st.copy(vars={}), self.depth + 1)
 
     def literal(self, text: str, where: str) -> None:
+        self.literal_paths(text, where)
         if "://" in text or "." in text:
             for m in URL_IN_TEXT.finditer(text):
                 self.host_check(m.group(0), f"{where}: ")

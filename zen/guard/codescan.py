@@ -39,7 +39,9 @@ _LANG_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
         "net": (r"\bfetch\s*\(", r"\bhttps?\.(?:get|request)\s*\(", r"\baxios", r"\bgot\s*\(", r"\bXMLHttpRequest", r"\bWebSocket"),
     },
     "ruby": {
-        "shell": (r"\bsystem", r"\bexec", r"%x", r"\bIO\.popen", r"\bOpen3\.\w+", r"\bspawn", r"`"),
+        "shell": (r"\bsystem", r"\bexec", r"%x", r"\bIO\.popen", r"\bOpen3\.\w+", r"\bspawn", r"`",
+                  r"\bsh(?=[ \t]*\(?[ \t]*['\"])"),     # rake's sh 'cmd'
+
         "argv": (),
         "delete": (r"\bFileUtils\.rm\w*", r"\bFileUtils\.remove\w*", r"\bFile\.delete", r"\bFile\.unlink", r"\bDir\.rmdir", r"\bDir\.delete", r"\bPathname\.new\([^)]*\)\.(?:rmtree|unlink|delete)"),
         "write": (r"\bFile\.write", r"\bIO\.write", r"\bFile\.open\s*\([^)]*['\"][wa]", r"\bFileUtils\.(?:mv|cp\w*|chmod\w*|ln\w*|touch|mkdir\w*)", r"\bFile\.rename", r"\bFile\.chmod", r"\bFile\.symlink", r"\bFile\.link"),
@@ -82,6 +84,27 @@ _MUTATING = {
     "perl": re.compile(r"""(?i)->\s*(?:post|put|patch|delete|request)\b|HTTP::Request->new\s*\(\s*(?!['"]?(?:GET|HEAD)\b)"""
                        r"""|\b(?:POST|PUT|PATCH|DELETE)\s*\("""),
     "php": re.compile(r"""(?i)CURLOPT_(?:POST|CUSTOMREQUEST|PUT|UPLOAD|POSTFIELDS)|['"]method['"]\s*=>\s*(?!['"](?:GET|HEAD)['"])"""),
+}
+# code loaded or called by a name only known at run time (the module, method or function is
+# computed): opaque, as eval is
+_DYNAMIC = {
+    "js": re.compile(r"""\brequire\s*\(\s*(?!['"][^'"]*['"]\s*\)|`[^`$]*`\s*\))|\bimport\s*\(\s*(?!['"][^'"]*['"]\s*\))"""
+                     r"|\bprocess\s*\.\s*(?:binding|_linkedBinding|dlopen|mainModule)\b|\bmodule\s*\.\s*constructor\b"
+                     r"|\bModule\s*\.\s*_load\b|\brequire\s*\.\s*cache\b|\b(?:globalThis|global|window|self)\s*\["
+                     r"|\bconstructor\s*\.\s*constructor\b|\bReflect\s*\.\s*(?:apply|get)\b"),
+    "ruby": re.compile(r"""\b(?:send|public_send|__send__|const_get|instance_variable_get|method|define_method)"""
+                       r"""\s*\(?\s*(?![:'"]?\w+['"]?\s*[,)\n])|\b(?:require|require_relative|load)\s*\(?\s*(?![\s'"(])"""
+                       r"|\bFiddle\b|\bObjectSpace\b"),
+    "perl": re.compile(r"&\s*\$|&\s*\{|->\s*\$\w+|\brequire\s+\$|\bdo\s*\(?\s*\$|\bUNIVERSAL::can\b|->\s*can\s*\("
+                       r"|\bno\s+strict\b|\*\{|\bDynaLoader\b|\bXSLoader\b"),
+    "php": re.compile(r"(?<![\w>:])\$\w+\s*\(|\bcall_user_func(?:_array)?\b|\$\{|\bdl\s*\(|\bFFI::"),
+}
+# the user's home inside a string: a path below it is read for its credentials
+_HOME_IN = {
+    "js": re.compile(r"\bhomedir\s*\(\s*\)|process\.env\.HOME\b|process\.env\[\s*['\"]HOME['\"]\s*\]"),
+    "ruby": re.compile(r"\bDir\.home\b|\bENV\[\s*['\"]HOME['\"]\s*\]|\bDir\.home\b"),
+    "perl": re.compile(r"\$ENV\{\s*['\"]?HOME['\"]?\s*\}|\bFile::HomeDir\b|\bgetpwuid\b"),
+    "php": re.compile(r"getenv\s*\(\s*['\"]HOME['\"]|\$_SERVER\s*\[\s*['\"]HOME['\"]|posix_getpwuid"),
 }
 _COMPILED: dict[str, dict[str, list[re.Pattern[str]]]] = {}
 # reads of one environment variable: group 1 (or 2) is its name when it is a literal, else the
@@ -157,6 +180,11 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
     if any(p.search(code) for p in pats["eval"]):
         an.deny("opaque.exec", f"{where}: eval of generated code cannot be checked")
         return
+    dyn = _DYNAMIC[lang].search(code)
+    if dyn:
+        an.deny("opaque.exec", f"{where}: {dyn.group(0).strip()}... loads or calls code by a name only known "
+                "at run time")
+    _home_paths(an, lang, code, where)
     for p in pats["env"]:
         if p.search(code):
             an.deny("creds.env-dump", f"{where}: dumps the environment")
@@ -191,6 +219,9 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
                         an.shell_string(body, where)
                     continue
                 value = _literal_after(code, m.end())
+                if value is None and lang == "perl" and kind == "delete":   # unlink glob "build/*.tmp"
+                    g = re.compile(r"\s*\(?\s*glob\s*").match(code, m.end())
+                    value = _literal_after(code, g.end()) if g else None
                 if kind == "read":
                     if value is not None:
                         an.py_path(value, "read", where)
@@ -206,6 +237,23 @@ def scan_script(an: Any, lang: str, code: str, where: str) -> None:
                     an.argv([value, *_array_after(code, m.end())], where)
                 else:
                     an.py_path(value, kind, where)
+
+
+def _home_paths(an: Any, lang: str, code: str, where: str) -> None:
+    """Code that builds paths from the user's home (os.homedir() + '/.aws/credentials',
+    "$ENV{HOME}/.netrc", path.join(homedir(), '.aws', 'credentials')): every string, and every two
+    strings in a row, read as a path below the home (the credential store rules)."""
+    home = getattr(an, "user_home", None)
+    if not home or not _HOME_IN[lang].search(code):
+        return
+    texts = [next((g for g in m.groups() if g is not None), "") for m in _ANY_STR.finditer(code)]
+    texts = [re.sub(r"\$ENV\{\s*['\"]?HOME['\"]?\s*\}|\$\{[^}]*homedir[^}]*\}|#\{[^}]*(?:Dir\.home|HOME)[^}]*\}", "",
+                    t) for t in texts]
+    for i, t in enumerate(texts):
+        for cand in (t, t.rstrip("/") + "/" + texts[i + 1].lstrip("/") if i + 1 < len(texts) else ""):
+            cand = cand.strip()
+            if (cand and not cand.startswith(("/", "~")) and re.fullmatch(r"[\w./-]+", cand)) or cand.startswith("/."):
+                an.py_path(home + "/" + cand.lstrip("/"), "read", where)
 
 
 def _string_args(code: str, start: int) -> list[str]:

@@ -26,6 +26,7 @@ Python file is judged).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -61,6 +62,8 @@ class ScriptRuns:
     targets: Callable[..., list[Target] | None]
     walk: Callable[[str, State, int], None]
     ro: Callable[[str], None]
+    write_word: Callable[..., None]
+    read_word: Callable[..., None]
 
     # -- what the command writes ---------------------------------------------------------------
     def record_write(self, t: Target, content: str | None, append: bool = False) -> None:
@@ -74,6 +77,20 @@ class ScriptRuns:
             self.written[t.path] = before + content if before is not None and content is not None else None
         else:
             self.written[t.path] = content
+
+    def literal_paths(self, text: str, where: str) -> None:
+        """A string in code that names a path of zen's home (judged as a write there: the scan
+        cannot tell what the code does with it) or of a credential store (judged as a read)."""
+        if "/" not in text:
+            return
+        home = getattr(self, "home", None)
+        if home and home + "/" in text:
+            for m in re.finditer(re.escape(home) + r"/[^\s'\";|&<>()]*", text):
+                self.write_word(lit(m.group(0)), self.st, f"{where}: a string names")
+        user = getattr(self, "user_home", None)
+        for m in re.finditer(r"(?:^|(?<=[\s'\"=:]))~/[^\s'\";|&<>()]+", text):
+            if user:
+                self.read_word(lit(user + m.group(0)[1:]), self.st)
 
     def _startup_code(self, name: str, content: str | None) -> None:
         """sitecustomize.py, usercustomize.py and a .pth file's `import` lines run in every Python

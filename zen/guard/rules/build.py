@@ -15,7 +15,7 @@ from zen.guard.buildfiles import make_recipes, npm_scripts
 from zen.guard.options import split_opts, val
 from zen.guard.paths import norm
 from zen.guard.rules import pkg
-from zen.guard.words import Cmd, State, Word, lit
+from zen.guard.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -36,6 +36,9 @@ _OTHER_LIFECYCLE = {
 
 
 def make(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
+    # -j"$(nproc)", --jobs=$N, -l$LOAD: a count only known at run time runs nothing else
+    args = [lit(a.text[:2]) if not a.known and a.text[:2] in ("-j", "-l") and UNK not in a.text[:2] else
+            lit("--jobs") if not a.known and a.text.startswith("--jobs=") else a for a in args]
     opts, _pos = split_opts(args, "fCIjlowW", frozenset({"--file", "--makefile", "--directory",
                                                          "--include-dir", "--jobs", "--eval"}))
     f = val(opts, "-f", "--file", "--makefile")
