@@ -57,10 +57,13 @@ def test_glob_hits_dot_only_for_patterns_that_start_with_a_dot() -> None:
     ("/w/.claude/settings.json", False, "Claude Code settings (the hook registration)"),
     ("/w/.claude/settings.local.json", False, "Claude Code settings (the hook registration)"),
     ("/w/.claude", True, "a .claude directory (the hook registration)"),
-    ("/w/.claude/commands/x.md", False, None),
+    ("/w/.claude/commands/x.md", False, "an agent's configuration (.claude/: hooks, MCP servers and commands it runs unguarded)"),
+    ("/w/.mcp.json", False, "an agent's configuration (.mcp.json: the MCP servers it starts)"),
+    ("/w/.codex", False, "an agent's configuration (.codex/: hooks, MCP servers and commands it runs unguarded)"),
+    ("/w/claude/x.md", False, None),
     ("/u/.claude.json", False, "~/.claude.json"),
     ("/u", True, "~/.claude.json"),
-    ("/u/.claude/agents/a.md", False, None),
+    ("/u/.claude/agents/a.md", False, "an agent's configuration (.claude/: hooks, MCP servers and commands it runs unguarded)"),
     ("/u/.claude-backup", False, None),
 ])
 def test_zen_protected(path: str, subtree: bool, what: str | None) -> None:
@@ -239,7 +242,7 @@ def test_path_rules_name_what_they_refuse(policy, command: str, rule: str, fragm
     "rm -rf /z/home/worktrees/J/../J/build",          # .. that comes back inside
     "rm -rf *",                                        # a glob does not reach dot files
     "echo hi > /dev/null 2>/dev/stderr",
-    "cat /z/home/jobs/OTHER/events.jsonl",             # reading a timeline is not writing it
+    "cat /z/home/jobs/J/events.jsonl",                 # reading its own timeline is not writing it
     "cat .env.example",
     "find ~ -name id_rsa",                             # names, not contents
 ])

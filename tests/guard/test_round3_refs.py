@@ -381,3 +381,105 @@ def test_the_hook_blocks_the_swap_of_the_base(lane: tuple[Path, Path, Path]) -> 
     r = hook(bash("git checkout -b topic2", wt), env=job_env(home, "J"))
     assert r.returncode == 0, r.stderr
     assert _git(repo, "rev-parse", "trunk") == before
+
+
+# -- the agents' configuration folders (M12) ----------------------------------------------------
+CONFIG_DIRS = [
+    ("mkdir c2 && echo '{}' > c2/settings.json && mv c2 .claude", D, "self.protect", "M12: a folder renamed into place"),
+    ("cp -r DIR .claude", D, "self.protect", "M12: copied into place"),
+    ("ln -s DIR .claude", D, None, "M12: linked into place"),
+    ("echo 'echo pwned' > .claude/hooks/pre.sh", D, "self.protect", "a hook script"),
+    ("echo x > .claude/commands/deploy.md", D, "self.protect", "a slash command"),
+    ("echo '{\"mcpServers\":{}}' > .mcp.json", D, "self.protect", "project MCP servers"),
+    ("mkdir -p .codex && echo x > .codex/config.toml", D, "self.protect", "Codex's project config"),
+    ("cp settings.json .gemini/settings.json", D, "self.protect", "Gemini's project settings"),
+    ("mv .claude claude-old", D, "self.protect", "moving the folder away"),
+    ("rm -rf .codex", D, "self.protect", "deleting it"),
+    ("tee .mcp.json < x", D, "self.protect", "through tee"),
+    ("cat .claude/settings.json", A, None, "reading is fine"),
+    ("ls -la .codex .gemini", A, None, "listing is fine"),
+    ("echo x > notes.claude.md", A, None, "a name that only looks alike"),
+    ("mkdir claude && echo x > claude/README", A, None, "a folder without the dot"),
+]
+
+
+@_cases(CONFIG_DIRS)
+def test_agent_config_dirs(policy, command: str, expected: str, rule: str | None, why: str) -> None:
+    _check(decide(ToolCall("Bash", command=command), ctx(), policy), expected, rule, command, why)
+
+
+@pytest.mark.parametrize("tool,path", [("Write", f"{WT}/.mcp.json"), ("Write", f"{WT}/.claude/hooks/x.sh"),
+                                       ("Edit", f"{WT}/.claude/commands/c.md"), ("Write", f"{WT}/.codex/config.toml"),
+                                       ("MultiEdit", f"{WT}/.gemini/settings.json")])
+def test_file_tools_cannot_write_agent_config(policy, tool: str, path: str) -> None:
+    d = decide(ToolCall.from_hook(tool, {"file_path": path, "content": "{}", "new_string": "{}",
+                                         "edits": [{"old_string": "a", "new_string": "b"}]}), ctx(), policy)
+    assert d.decision == D and d.rule == "self.protect", d.as_dict()
+
+
+# -- zen's records and the login log (C4, L17) ---------------------------------------------------
+RECORDS = [
+    ("cat /z/home/logs/server.log", D, "self.records", "C4: the login URL"),
+    ("grep -o 'http://[^ ]*token=[^ ]*' /z/home/logs/server.log", D, "self.records", "C4 as probed"),
+    ("tail -f ../../logs/server.log", D, "self.records", "relative to the worktree"),
+    ("cat /z/home/logs/guard-audit.jsonl", D, "self.records", "every job's judged commands"),
+    ("grep -r token /z/home/logs", D, "self.records", "the whole folder"),
+    ("cat /z/home/jobs/OTHER/pane.log", D, "self.records", "L17: another agent's output"),
+    ("cat /z/home/jobs/OTHER/events.jsonl", D, "self.records", "L17: its timeline"),
+    ("cat /z/home/jobs/OTHER/prompt.txt", D, "self.records", "its prompt"),
+    ("cat /z/home/jobs/OTHER/handoff.md", D, "self.records", "its handoff"),
+    ("grep -r password /z/home/jobs", D, "self.records", "every job at once"),
+    ("cat ../OTHER/README", D, "self.records", "L17: another job's worktree"),
+    ("grep -rn TODO ..", D, "self.records", "every worktree at once"),
+    ("zen output OTHER", D, "self.records", "L17"),
+    ("zen show OTHER", D, "self.records", "L17"),
+    ("zen log OTHER", D, "self.records", "L17"),
+    ("zen --home /z/home output OTHER -n 50", D, "self.records", "a group option first"),
+    ("cat /z/home/jobs/J/handoff.md", A, None, "its own handoff"),
+    ("cat /z/home/jobs/J/prompt.txt", A, None, "its own prompt"),
+    ("ls /z/home/jobs", A, None, "the list of jobs"),
+    ("ls ..", A, None, "the list of worktrees"),
+    ("zen output J", A, None, "its own output"),
+    ("zen show J --events 5", A, None, "its own record"),
+    ("zen status", A, None, "the summary"),
+    ("grep -rn TODO .", A, None, "its own worktree"),
+]
+
+
+@_cases(RECORDS)
+def test_records(policy, command: str, expected: str, rule: str | None, why: str) -> None:
+    _check(decide(ToolCall("Bash", command=command), ctx(), policy), expected, rule, command, why)
+
+
+def test_the_read_tool_on_zens_log_and_other_jobs_is_denied(policy) -> None:
+    for name, inp in (("Read", {"file_path": "/z/home/logs/server.log"}),
+                      ("Read", {"file_path": "/z/home/jobs/OTHER/pane.log"}),
+                      ("Grep", {"pattern": "token", "path": "/z/home/logs"}),
+                      ("Read", {"file_path": "/z/home/worktrees/OTHER/src/app.py"})):
+        d = decide(ToolCall.from_hook(name, inp), ctx(), policy)
+        assert d.decision == D and d.rule == "self.records", (name, inp, d.as_dict())
+    assert decide(ToolCall.from_hook("Read", {"file_path": "/z/home/jobs/J/handoff.md"}), ctx(), policy).allowed
+
+
+def test_a_parent_reads_its_workers_records(policy, tmp_path: Path) -> None:
+    """A worker's task.yaml names its parent: the parent may read its records and its output;
+    a job that is not its worker stays closed."""
+    home = tmp_path / "home"
+    wt = home / "worktrees" / "J"
+    wt.mkdir(parents=True)
+    for job, parent in (("W1", "J"), ("X1", "OTHER")):
+        d = home / "jobs" / job
+        d.mkdir(parents=True)
+        (d / "task.yaml").write_text(f"zen: 1\nid: {job}\nname: w\nparent: {parent}\n")
+        (d / "pane.log").write_text("output\n")
+    c = on_disk(wt, home=home)
+    for command, expected in ((f"cat {home}/jobs/W1/pane.log", A), ("zen output W1", A),
+                              (f"cat {home}/jobs/X1/pane.log", D), ("zen output X1", D), ("zen output W", D)):
+        d = decide(ToolCall("Bash", command=command), c, policy)
+        assert d.decision == expected, (command, d.as_dict())
+
+
+def test_a_human_reads_every_record(policy) -> None:
+    human = Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level="act-and-report", env=ENV)
+    for command in ("cat /z/home/logs/server.log", "zen output OTHER", "cat /z/home/jobs/OTHER/pane.log"):
+        assert decide(ToolCall("Bash", command=command), human, policy).allowed, command

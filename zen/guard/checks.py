@@ -28,6 +28,7 @@ from zen.guard.paths import (
     under,
     zen_protected,
 )
+from zen.guard.records import record_hit
 from zen.guard.words import FOUND, UNK, State, Word
 from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP
 
@@ -150,6 +151,9 @@ class PathChecks:
             if under(t.path, secret) or (recursive and under(secret, t.path)):
                 self.deny("creds.read", f"reads zen's {name} (a human's key to every zen command); "
                           "an agent never holds it")
+        hit = record_hit(t.path, recursive, self.home or "/", self.ctx.job_id, self.roots, self.ctx.read)
+        if hit is not None and self.ctx.agent:
+            self.deny("self.records", f"reads {hit}")
 
     def check(self, t: Target, op: str, what: str, w: Word | None = None) -> None:
         """Deletes/writes: the guardian's own files, the worktree root, .git, .zen, outside."""

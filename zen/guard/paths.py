@@ -30,6 +30,9 @@ HOME_SECRETS = (f"{layout.CONTROL}/{layout.API_TOKEN}", f"{layout.CONTROL}/{layo
                 f"{layout.CONTROL}/{layout.TEAM_KEY}")
 _SETTINGS_RE = re.compile(r"(^|/)\.claude/settings[^/]*\.json$")
 _JOB_SETTINGS_RE = re.compile(rf"^{layout.JOBS}/[^/]+/{re.escape(layout.CLAUDE_SETTINGS)}$")
+# agent CLIs' configuration (hooks, MCP servers, commands): written by no agent, wherever it is
+AGENT_CONFIG_DIRS = frozenset({".claude", ".codex", ".gemini"})
+AGENT_CONFIG_FILES = frozenset({".mcp.json"})
 SAFE_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero")
 
 
@@ -151,6 +154,9 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
         return "Claude Code settings (the hook registration)"
     if subtree and path.rsplit("/", 1)[-1] == ".claude":
         return "a .claude directory (the hook registration)"
+    hit = _agent_config(path)
+    if hit is not None:
+        return hit
     if user_home:
         uh = user_home.rstrip("/")
         if path == uh + "/.claude.json" or (subtree and under(uh + "/.claude.json", path)):
@@ -167,6 +173,21 @@ def zen_protected(path: str, home: str | None, user_home: str | None, subtree: b
             rel = path[len(h) + 1:]
             if _JOB_SETTINGS_RE.match(rel) or (subtree and (rel == "jobs" or rel.count("/") <= 1)):
                 return f"a job's hook registration ({layout.JOBS}/*/{layout.CLAUDE_SETTINGS})"
+    return None
+
+
+def _agent_config(path: str) -> str | None:
+    """An agent CLI's configuration: .claude/**, .codex/**, .gemini/** and .mcp.json, wherever they
+    are (the worktree's are read by the next session, and by every job once the branch lands): the
+    directory itself too, so a folder renamed, copied or linked into place is judged by where it
+    lands (`mv c2 .claude`, `cp -r d .claude`, `ln -s d .claude`; security-findings M12)."""
+    if "/." not in path:
+        return None
+    for part in path.split("/"):
+        if part in AGENT_CONFIG_DIRS:
+            return f"an agent's configuration ({part}/: hooks, MCP servers and commands it runs unguarded)"
+        if part in AGENT_CONFIG_FILES:
+            return f"an agent's configuration ({part}: the MCP servers it starts)"
     return None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from zen.guard.records import is_own_or_worker
 from zen.guard.words import Cmd, State, Word
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ READ_ONLY_NESTED: dict[str, frozenset[str | None]] = {
     "team": frozenset({"status", "tree", "wait"}),
 }
 OWN_JOB_ONLY = frozenset({"cancel", "finish", "send"})
+# read-only, but of one job: an agent's own (or its workers') only
+OWN_RECORDS = frozenset({"output", "show", "log"})
 GATE = "gate"
 # options of the zen group (before the subcommand) that take a value
 _GROUP_VALUE = frozenset({"--home"})
@@ -53,11 +56,31 @@ _VALUE_OPTS = frozenset({"--reason", "--events", "-n", "--lines", "--lane", "--o
 def zen(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
     what = changes_state(args, an.ctx.job_id)
     if what is None:
+        if an.ctx.agent:
+            _other_records(an, [a.text for a in args])
         return
     if an.ctx.agent:
         an.deny("self.zen-command", f"`zen {what}` changes zen's own state, and an agent is never a "
                 "human: a person runs it (read-only zen commands and `zen gate` stay open)")
     an.ro(f"`zen {what}`")
+
+
+def _other_records(an: Analyser, texts: list[str]) -> None:
+    """`zen output/show/log JOB`: an agent reads only its own job's records and its workers'
+    (security-findings L17): another job's output, prompt and timeline are that job's."""
+    i = 0
+    while i < len(texts) and texts[i].startswith("-"):
+        i += 2 if texts[i] in _GROUP_VALUE else 1
+    if i >= len(texts) or texts[i] not in OWN_RECORDS:
+        return
+    rest = texts[i + 1:]
+    if "-h" in rest or "--help" in rest:
+        return
+    pos = _positional(rest)
+    job = pos[0] if pos else ""
+    if not is_own_or_worker(an.ctx.home, job, an.ctx.job_id, an.ctx.read):
+        an.deny("self.records", f"`zen {texts[i]} {job or '(no job)'}`: another job's records (its output, prompt and "
+                "timeline); an agent reads its own job's and its workers' (name a worker by its full id)")
 
 
 def module(an: Analyser, mod: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
