@@ -71,7 +71,8 @@ class ScriptedTmux:
     def capture(self, target: str, *, history: bool = False) -> str:
         return next((self.screens.get(s, "") for s, i in self.live.items() if i.pane_id == target), "")
 
-    def send_text(self, target: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0) -> None:
+    def send_text(self, target: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0,
+                  inert: bool = False) -> None:
         self.typed.append((target, text))
 
     def kill_session(self, session: str) -> None:

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import wait_until
+from tests.helpers import wait_until, zen
 from tests.supervisor.util import dispatch_sim, events, wait_state
+from tests.teams.test_goals import dispatch_goal
 from zen.core.inert import inert_text
 from zen.store.home import Home
 
@@ -39,3 +40,18 @@ def test_a_worker_message_with_enter_and_paste_end_arrives_as_one_labelled_promp
 
 def test_inert_text_keeps_newlines_and_printable_text_only() -> None:
     assert inert_text("a\r\nb\tc\x1b[201~d\x1b[31me ✓\x85") == "a\nbcd[31me ✓"
+
+
+def test_a_goal_continuation_types_the_goal_as_text_only(
+        zh: Path, tmp_path: Path, sup: subprocess.Popen[bytes]) -> None:
+    # a worker's goal is its parent agent's words: they come back in every continuation prompt
+    job = dispatch_goal(zh, tmp_path, "goal", [{"say": "first"}, {"wait": {"turns": [[{"say": "again"}]]}}],
+                        prompt="reach it\x1b[201~\x07 now")
+    ev = wait_until(lambda: next((e for e in events(zh, job) if e["type"] == "input.sent"
+                                  and e["text"].startswith("[zen: goal turn")), None), timeout=60,
+                    message="a goal continuation")
+    assert "reach it now" in ev["text"] and "\x1b" not in ev["text"] and "\x07" not in ev["text"]
+    log = Home(zh).job(job).pane_log
+    wait_until(lambda: "> [zen: goal turn 2] Continue towards your goal: reach it now When" in
+               log.read_text(errors="replace"), timeout=30, message="the agent to read the continuation")
+    assert zen("cancel", job).returncode == 0

@@ -24,6 +24,7 @@ from zen.core import goal, messages
 from zen.core.events import Actor
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
+from zen.core.inert import inert_text
 from zen.core.model import JobStatus, Task
 from zen.errors import ZenError
 from zen.observe.metrics import headline
@@ -272,10 +273,10 @@ class GoalKeeper:
         info = self.tmux.pane(snap.tmux_session) if snap.tmux_session else None
         if info is None or info.dead:
             return
-        text = continuation_prompt(task, turn, headline(snap.usage))
+        text = inert_text(continuation_prompt(task, turn, headline(snap.usage)))
         self.store.append(job_id, E.GOAL_CONTINUED, turn=turn, at=round(self.clock(), 3))
         self.store.append(job_id, E.INPUT_SENT, text=text, chars=len(text))
-        self.tmux.send_text(info.pane_id, text)
+        self.tmux.send_text(info.pane_id, text, inert=True)  # the goal's words are an agent's (H6)
 
     def _finish(self, job_id: str) -> None:
         """End the agent gracefully (its exit keys, else TERM); the supervisor then harvests."""

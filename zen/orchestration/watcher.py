@@ -66,7 +66,8 @@ class Panes(Protocol):
 
     def capture(self, pane_id: str, *, history: bool = False) -> str: ...
 
-    def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0) -> None: ...
+    def send_text(self, pane_id: str, text: str, *, paste: bool = False, enter_delay_s: float = 0.0,
+                  inert: bool = False) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -320,7 +321,8 @@ class JobWatcher:
             return tr
         if self._input_ready(info):
             text, self.initial_input = self.initial_input or "", None
-            self.deps.panes.send_text(info.pane_id, text, **typing_of(self.adapter))
+            # a worker's prompt is its parent agent's words: typed as text, never keys (H6)
+            self.deps.panes.send_text(info.pane_id, text, inert=True, **typing_of(self.adapter))
             self.deps.store.append(self.job_id, E.INPUT_SENT, text=text[:2000], chars=len(text), initial=True)
         elif det.reason == "dialog":
             return tr
