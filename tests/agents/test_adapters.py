@@ -77,7 +77,20 @@ def test_claude_command_line_and_settings_file(tmp_path: Path) -> None:
     mcp = c.job_dir / "mcp-config.json"
     assert spec.argv == ["claude", "--settings", str(settings), "--mcp-config", str(mcp),
                          "--permission-mode", "acceptEdits", "--session-id", session_uuid(JOB), "--", prompt_for(c)]
-    assert json.loads(spec.files[settings]) == hook_settings(ZEN)
+    written = json.loads(spec.files[settings])
+    # the job's wall in Claude Code's own sandbox (issue 31): on, no unsandboxed fallback, a start
+    # that fails closed; writes in the worktree and a short private TMPDIR only; zen's home and the
+    # user's credentials unreadable but for the worktree and the handoff; no host reachable
+    box = written["sandbox"]
+    assert written == hook_settings(ZEN, box)
+    assert (box["enabled"], box["failIfUnavailable"], box["allowUnsandboxedCommands"]) == (True, True, False)
+    assert box["filesystem"]["allowWrite"] == [str(c.worktree), spec.env["TMPDIR"]]
+    assert len(spec.env["TMPDIR"]) < 40 and str(c.worktree / ".git") in box["filesystem"]["denyWrite"]
+    assert str(tmp_path) in box["filesystem"]["denyRead"] and str(c.handoff) in box["filesystem"]["allowRead"]
+    assert any(p.endswith("/.ssh") for p in box["filesystem"]["denyRead"])
+    assert box["network"] == {"allowedDomains": []} and written["permissions"]["deny"] == ["WebFetch(domain:*)"]
+    # what the guardian allows, it grants (the agent does not ask) when the level says so
+    assert {h["command"] for g in written["hooks"]["PreToolUse"] for h in g["hooks"]} == {f"{Q} guard hook --grant"}
     assert set(spec.files) == {settings, mcp}  # nothing in the worktree, nothing in ~/.claude
     server = json.loads(spec.files[mcp])["mcpServers"]["zen"]
     assert (server["type"], server["command"], server["args"]) == ("stdio", ZEN[0], ["mcp", "serve"])
@@ -85,8 +98,22 @@ def test_claude_command_line_and_settings_file(tmp_path: Path) -> None:
     # the user's own MCP servers stay, unless the lane asks for zen's alone
     strict = get_adapter("claude").launch(ctx(tmp_path, lane={"strict_mcp": True})).argv
     assert strict[strict.index("--mcp-config") + 2] == "--strict-mcp-config"
-    assert spec.env == {} and spec.initial_input is None
+    assert set(spec.env) == {"TMPDIR"} and spec.initial_input is None
     assert session_uuid(JOB) == session_uuid(JOB) != session_uuid(JOB + "x")
+    # a lane without the wall: no sandbox, no grant, the user's TMPDIR
+    off = get_adapter("claude").launch(ctx(tmp_path, lane={"sandbox": "off"}))
+    assert json.loads(off.files[settings]) == hook_settings(ZEN) and "sandbox" not in hook_settings(ZEN)
+    assert off.env == {}
+
+
+def test_claude_starts_read_only_at_observe(tmp_path: Path) -> None:
+    for level, mode in (("observe", "plan"), ("suggest", "acceptEdits"), ("autonomous", "acceptEdits")):
+        argv = get_adapter("claude").launch(dataclasses.replace(ctx(tmp_path), level=level)).argv
+        assert argv[argv.index("--permission-mode") + 1] == mode, level
+    # zen.yaml's own mode never lifts observe
+    c = dataclasses.replace(ctx(tmp_path, settings={"permission_mode": "default"}), level="observe")
+    argv = get_adapter("claude").launch(c).argv
+    assert argv[argv.index("--permission-mode") + 1] == "plan"
 
 
 def test_claude_honours_zen_yaml_command_and_env(tmp_path: Path) -> None:
@@ -95,7 +122,7 @@ def test_claude_honours_zen_yaml_command_and_env(tmp_path: Path) -> None:
     spec = get_adapter("claude").launch(c)
     assert spec.argv[:3] == ["npx", "-y", "claude"]
     assert spec.argv[spec.argv.index("--permission-mode") + 1] == "default"
-    assert spec.env == {"CLAUDE_CODE_X": "1"}
+    assert spec.env == {"CLAUDE_CODE_X": "1", "TMPDIR": spec.env["TMPDIR"]}
 
 
 def test_codex_command_line(tmp_path: Path) -> None:

@@ -69,3 +69,9 @@ def resolve_commit(repo: Path, ref: str) -> str | None:
 def current_branch(repo: Path) -> str | None:
     r = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
     return r.stdout.strip() if r.returncode == 0 else None
+
+
+def common_dir(path: Path) -> Path | None:
+    """The git directory a worktree shares with its main checkout (`<repo>/.git`), or None."""
+    r = _git(path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return Path(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else None

@@ -27,6 +27,8 @@ class LaunchContext:
     repo: Path | None = None   # the lane's main checkout the worktree was made from
     lane: dict[str, Any] = field(default_factory=dict)      # zen.yaml lanes.<name> (empty: a repo)
     extra_args: tuple[str, ...] = ()   # options zen adds for the job (Codex: its OTel exporter)
+    level: str = "suggest"     # the job's autonomy level at its start (observe under the kill switch)
+    wall: bool = True          # the agent runs inside an OS sandbox (zen/agents/wall.py; lane `sandbox: off`)
 
 
 @dataclass

@@ -20,7 +20,9 @@ from zen.agents.common import (
     agent_env,
     classify,
     first_prompt,
+    job_sandbox,
     model_args,
+    sandbox_tmp,
     session_uuid,
 )
 from zen.agents.settings import settings_text
@@ -45,6 +47,16 @@ def classify_claude_screen(screen: str) -> str | None:
     return classify(screen, _DIALOG, _APPROVAL)
 
 
+def permission_mode(ctx: LaunchContext) -> str:
+    """Claude Code's own permission mode for the job's autonomy level (DESIGN 6): `plan` (read-only)
+    at observe, else acceptEdits (edits in the worktree; a command asks unless zen's guardian grants
+    it, which it does at act-and-report and autonomous inside the wall). zen.yaml
+    agents.claude.permission_mode overrides it, but never above observe's `plan`."""
+    if ctx.level == "observe":
+        return "plan"
+    return str(ctx.settings.get("permission_mode") or "acceptEdits")
+
+
 class ClaudeAdapter:
     name = "claude"
     guarded = True                  # its PreToolUse hook is zen's guardian (settings.py)
@@ -63,16 +75,19 @@ class ClaudeAdapter:
             # zen's team tools beside the user's own MCP servers (only those with a strict lane)
             "--mcp-config", str(mcp_config),
             *(["--strict-mcp-config"] if strict(ctx) else []),
-            "--permission-mode", str(ctx.settings.get("permission_mode") or "acceptEdits"),
+            "--permission-mode", permission_mode(ctx),
             "--session-id", session_uuid(ctx.job_id),
             *model_args(ctx),
             "--",
             first_prompt(ctx),
         ]
         env = agent_env(ctx)
+        sandbox = job_sandbox(ctx)
+        if sandbox is not None:
+            env["TMPDIR"] = str(sandbox_tmp(ctx))
         if ctx.task.max_tokens:  # Claude Code's own cap on a response's output tokens
             env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(ctx.task.max_tokens)
-        return LaunchSpec(argv=argv, env=env, files={settings: settings_text(ctx.zen_argv),
+        return LaunchSpec(argv=argv, env=env, files={settings: settings_text(ctx.zen_argv, sandbox),
                                                      mcp_config: config_text(ctx)})
 
     def classify_screen(self, screen: str) -> str | None:

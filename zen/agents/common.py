@@ -9,7 +9,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from zen.adapters.git_probe import common_dir
+from zen.adapters.sandbox import run_dir_for
 from zen.agents.base import LaunchContext
+from zen.agents.settings import sandbox_settings
+from zen.agents.wall import enabled as wall_enabled
+from zen.agents.wall import lane_hosts
 
 # Fixed namespace so a job id always maps to the same Claude session id (restarts, transcripts).
 _SESSION_NS = uuid.UUID("6f1e3c52-7a1b-4c55-9b0e-2d7f0a9c4e11")
@@ -112,3 +117,20 @@ def generic_question(screen: str) -> str | None:
     if _YES_NO.search(tail) or tail.endswith("?") or tail.endswith("? "):
         return "question"
     return None
+
+
+def job_sandbox(ctx: LaunchContext) -> dict[str, Any] | None:
+    """The job's wall in Claude Code's settings (Claude and the simulated agent read the same file),
+    or None on a lane that turned the wall off."""
+    if not ctx.wall or not wall_enabled(ctx.lane):
+        return None
+    sandbox = sandbox_settings(worktree=ctx.worktree, zen_home=ctx.home, handoff=ctx.handoff, job_dir=ctx.job_dir,
+                               hosts=lane_hosts(ctx.lane), git_dir=common_dir(ctx.worktree))
+    sandbox["filesystem"]["allowWrite"].append(str(sandbox_tmp(ctx)))
+    return sandbox
+
+
+def sandbox_tmp(ctx: LaunchContext) -> Path:
+    """The job's $TMPDIR inside Claude Code's sandbox, which makes its bridge sockets there: a
+    worktree's own is too long a path for a unix socket, so a short private one, writable inside."""
+    return run_dir_for(f"{ctx.job_dir}/claude-tmp")

@@ -8,7 +8,7 @@ import sys
 
 from zen.agents.base import LaunchContext, LaunchSpec
 from zen.agents.claude import classify_claude_screen
-from zen.agents.common import agent_env, generic_question, session_uuid
+from zen.agents.common import agent_env, generic_question, job_sandbox, session_uuid
 from zen.agents.settings import settings_text
 from zen.agents.simagent import default_script
 from zen.agents.teamtools import config_text
@@ -35,7 +35,7 @@ class SimAdapter:
         return LaunchSpec(
             argv=argv,
             env={"PYTHONUNBUFFERED": "1", **agent_env(ctx)},
-            files={settings: settings_text(ctx.zen_argv),
+            files={settings: settings_text(ctx.zen_argv, job_sandbox(ctx)),
                    script: json.dumps(steps, indent=2, ensure_ascii=False) + "\n",
                    mcp_config: config_text(ctx)},
         )

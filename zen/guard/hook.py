@@ -126,14 +126,20 @@ def _disarm_deadline() -> None:
 
 
 def parse_args(argv: list[str]) -> dict[str, str]:
-    """--agent, --worktree, --home (also as --opt=value). Raises ValueError on anything else."""
+    """--agent, --worktree, --home (also as --opt=value), and --grant (no value: what the guardian
+    allows at act-and-report or autonomous runs without the agent's own permission prompt; zen gives
+    it to a job whose agent runs inside its OS sandbox). Raises ValueError on anything else."""
     opts: dict[str, str] = {"agent": "claude"}
     i = 0
     while i < len(argv):
         arg = argv[i]
+        if arg == "--grant":
+            opts["grant"] = "1"
+            i += 1
+            continue
         name, eq, value = arg.partition("=")
         if name not in ("--agent", "--worktree", "--home"):
-            raise ValueError(f"unknown argument {arg!r} (zen guard hook takes --agent, --worktree, --home)")
+            raise ValueError(f"unknown argument {arg!r} (zen guard hook takes --agent, --worktree, --home, --grant)")
         if not eq:
             i += 1
             if i >= len(argv):
@@ -181,9 +187,11 @@ def parse_payload(data: bytes, here: str) -> tuple[str, dict[str, object], str]:
 
 
 def decide(opts: dict[str, str], data: bytes, here: str, env: Mapping[str, str],
-           writes_check: Callable[[], Any] | None = None, **guard_kw: Any) -> tuple[bool, str, list[str]]:
-    """(allowed, reason, notes) for one hook input, in this process (`guard_kw`: the resident
-    guardian's lock and recorder, see Guard). May raise: the callers turn that into a block."""
+           writes_check: Callable[[], Any] | None = None, **guard_kw: Any) -> tuple[bool, str, list[str], bool]:
+    """(allowed, reason, notes, granted) for one hook input, in this process (`guard_kw`: the
+    resident guardian's lock and recorder, see Guard); `granted`: allowed at a level that acts
+    without asking (act-and-report, autonomous: decided now, so the kill switch ends it at once)
+    for a hook told --grant. May raise: the callers turn that into a block."""
     # imported here, inside main()'s try and under its deadline: a broken or slow import of the
     # guardian must end in exit 2 like any other failure, never in an uncaught exit 1 (allow)
     from zen.guard.context import Guard, calls_for
@@ -198,21 +206,32 @@ def decide(opts: dict[str, str], data: bytes, here: str, env: Mapping[str, str],
     guard = Guard(home=opts.get("home"), env=env, agent=True,
                   writes_check=writes_check() if writes_check is not None else None, **guard_kw)
     decision = guard.check_all(calls, cwd, opts.get("worktree"), act=True, audit=True)
-    return decision.allowed, decision.reason, guard.notes
+    granted = bool(opts.get("grant")) and decision.allowed is True and guard.level in GRANT_LEVELS
+    return decision.allowed, decision.reason, guard.notes, granted
 
 
-def answer(agent: str, allowed: bool, reason: str, notes: list[str]) -> tuple[int, str, str]:
+# the levels at which what the guardian allows runs without the agent's own prompt (DESIGN 6)
+GRANT_LEVELS = frozenset({"act-and-report", "autonomous"})
+
+
+def answer(agent: str, allowed: bool, reason: str, notes: list[str], granted: bool = False) -> tuple[int, str, str]:
     """(exit code, stdout, reason) in `agent`'s hook protocol. One place per agent: a new agent's
-    protocol is a branch here and a name in AGENTS."""
+    protocol is a branch here and a name in AGENTS. `granted`: Claude Code is told to run the call
+    without its own permission prompt (`permissionDecision: allow`); Codex's is set at its start."""
     if allowed is not True:
         return 2, "", reason
     if agent in ("codex", "gemini"):    # both read a JSON object on stdout; {} is "no objection"
         return 0, "{}", ""
-    if notes:
-        import json  # lean: only a note (a lease warning) needs it
+    if notes or granted:
+        import json  # lean: only a note (a lease warning) or a grant needs it
 
-        return 0, json.dumps({"hookSpecificOutput": {
-            "hookEventName": "PreToolUse", "additionalContext": " ".join(notes)[:9000]}}), ""
+        out: dict[str, object] = {"hookEventName": "PreToolUse"}
+        if granted:
+            out["permissionDecision"] = "allow"
+            out["permissionDecisionReason"] = "zen's guardian allows it at this job's autonomy level"
+        if notes:
+            out["additionalContext"] = " ".join(notes)[:9000]
+        return 0, json.dumps({"hookSpecificOutput": out}), ""
     return 0, "", ""
 
 
@@ -235,8 +254,8 @@ def verdict(argv: list[str], data: bytes, here: str, env: Mapping[str, str],
         opts = parse_args(argv)
         if not data.strip():
             raise ValueError("no hook input on stdin (expected the PreToolUse JSON)")
-        allowed, reason, notes = decide(opts, data, here, env, writes_check, **guard_kw)
-        return answer(opts["agent"], allowed, reason, notes)
+        allowed, reason, notes, granted = decide(opts, data, here, env, writes_check, **guard_kw)
+        return answer(opts["agent"], allowed, reason, notes, granted)
     except BaseException as exc:  # anything at all must block
         return 2, "", failure(exc)
 
@@ -273,8 +292,8 @@ def main(argv: list[str], writes_check: Callable[[], Any] | None = None) -> int:
         data = read_stdin()
         got = _resident(opts, argv, data, deadline * WAIT_SHARE)
         if got is None:
-            allowed, reason, notes = decide(opts, data, os.getcwd(), os.environ, writes_check)
-            got = answer(opts["agent"], allowed, reason, notes)
+            allowed, reason, notes, granted = decide(opts, data, os.getcwd(), os.environ, writes_check)
+            got = answer(opts["agent"], allowed, reason, notes, granted)
         code, out, reason = got
         _disarm_deadline()
         if code != 0:

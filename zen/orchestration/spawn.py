@@ -21,17 +21,19 @@ from pathlib import Path
 
 from zen.adapters import git as g
 from zen.adapters import worktree as worktree_bg
+from zen.adapters.sandbox import run_dir_for
 from zen.adapters.tmux import PaneInfo, Tmux
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
 from zen.agents.common import inline, settings_env, zen_argv
 from zen.agents.settings import hook_settings
-from zen.adapters.sandbox import run_dir_for
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
+from zen.agents.wall import enabled as wall_enabled
 from zen.core.events import EventType as E
 from zen.core.model import Task
 from zen.errors import ZenError
+from zen.guard.levels import kill_switch_on
 from zen.observe import telemetry
 from zen.orchestration import handoff, preflight
 from zen.orchestration.autonomy import domain_level
@@ -139,6 +141,14 @@ def _level(home: Home, domain: str | None) -> str | None:
     return level.label if level is not None else None
 
 
+def start_level(ctx: JobContext) -> str:
+    """The level the agent starts at: observe under the kill switch, else its domain's (suggest
+    when none says)."""
+    if kill_switch_on(str(ctx.home.root)):
+        return "observe"
+    return _level(ctx.home, ctx.task.domain) or "suggest"
+
+
 def job_env(ctx: JobContext, worktree: Path) -> dict[str, str]:
     """What zen adds for every agent: where it is, what it does, where its scratch files go."""
     return {
@@ -242,7 +252,8 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
                                         settings=ctx.agent_settings, repo=lane.repo, lane=dict(lane.spec),
                                         extra_args=tuple(telemetry.agent_args(
                                             ctx.home.control, ctx.job_id, ctx.agent, prepared.env,
-                                            ctx.config.section("observatory")))))
+                                            ctx.config.section("observatory"))),
+                                        level=start_level(ctx), wall=wall_enabled(lane.spec)))
     if not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN and unguarded_mode(lane.spec) == "sandbox":
         spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
                                  git_dir=g.common_dir(worktree), agent=ctx.agent, lane=lane.spec,
