@@ -306,7 +306,17 @@ def test_claude_and_sim_jobs_get_the_same_settings_file(running: Path, api: Fake
     sim_spawn = sim_job.wait_event("agent.spawned", timeout=60)
     claude_file = claude_job.dir / "claude-settings.json"
     sim_file = sim_job.dir / "claude-settings.json"
-    assert claude_file.read_text() == sim_file.read_text()
+    # the same file but for what is each job's own (its worktree, handoff, private TMPDIR in the
+    # sandbox section)
+    claude_settings, sim_settings = json.loads(claude_file.read_text()), json.loads(sim_file.read_text())
+    claude_box, sim_box = claude_settings.pop("sandbox"), sim_settings.pop("sandbox")
+    assert claude_settings == sim_settings
+
+    def own(box: dict, job: Job) -> str:
+        tmp = box["filesystem"]["allowWrite"][-1]
+        return json.dumps(box).replace(job.id, "JOB").replace(tmp, "TMP")
+
+    assert own(claude_box, claude_job) == own(sim_box, sim_job)
     argv = claude_spawn["argv"]
     assert argv[argv.index("--settings") + 1] == str(claude_file)
     assert str(sim_file) in sim_spawn["argv"]
