@@ -11,6 +11,8 @@ the package registry instead, the way pipx installs it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -53,20 +55,42 @@ def _tracked_copy(dst: Path) -> Path:
     return dst
 
 
+@contextlib.contextmanager
+def _shared(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A folder all of this run's xdist workers share, made by the first one under a lock: one
+    wheel and one venv per run, however many workers ask."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    with (base / f"{name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield base / name
+
+
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("wheel")
-    src = _tracked_copy(root / "src")
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "dist"), str(src)],
-         cwd=root, timeout=300)
-    [built] = (root / "dist").glob("zen_supervisor-*.whl")
+    with _shared(tmp_path_factory, "zen-wheel") as root:
+        if not (root / "dist").is_dir():
+            src = _tracked_copy(root / "src")
+            _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "build"), str(src)],
+                 cwd=root, timeout=300)
+            (root / "build").rename(root / "dist")
+        [built] = (root / "dist").glob("zen_supervisor-*.whl")
     return built
 
 
 @pytest.fixture(scope="session")
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv (of the base interpreter, not this venv) holding the installed wheel."""
-    where = tmp_path_factory.mktemp("venv") / "v"
+    with _shared(tmp_path_factory, "zen-venv") as where:
+        if not (where / "ready").exists():
+            shutil.rmtree(where, ignore_errors=True)
+            _install(wheel, where)
+            (where / "ready").touch()
+    return where
+
+
+def _install(wheel: Path, where: Path) -> None:
     base = getattr(sys, "_base_executable", sys.executable)
     _run([base, "-m", "venv", "--without-pip", str(where)], timeout=120)
     py = where / "bin" / "python"
@@ -78,7 +102,6 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
         ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
         (site / "zen-test-deps.pth").write_text("".join(f"{p}\n" for p in ours))
-    return where
 
 
 @pytest.fixture
@@ -94,8 +117,15 @@ def zen_of(env: dict[str, str], cwd: Path, *args: str, timeout: float = 60) -> s
                           check=False)
 
 
+@pytest.fixture(scope="session")
+def built_from(wheel: Path) -> Path:
+    """The copy of the checkout the wheel was built from (the checkout itself may have moved on
+    since: other work goes on in it while the suite runs)."""
+    return wheel.parent.parent / "src"
+
+
 def test_the_installed_zen_is_the_wheels_with_nothing_of_the_checkout_on_its_path(
-        installed: dict[str, str], venv: Path, tmp_path: Path) -> None:
+        installed: dict[str, str], venv: Path, built_from: Path, tmp_path: Path) -> None:
     probe = ("import json, sys, zen, zen.store.home, zen.store.defaults as d; "
              "print(json.dumps({'zen': zen.__file__, 'path': sys.path, 'files': sorted(d.home_files())}))")
     r = _run([str(venv / "bin" / "python"), "-c", probe], env=installed, cwd=tmp_path)
@@ -103,24 +133,24 @@ def test_the_installed_zen_is_the_wheels_with_nothing_of_the_checkout_on_its_pat
     assert Path(got["zen"]).is_relative_to(venv), got["zen"]
     checkout = [p for p in got["path"] if p and Path(p).resolve() in (REPO_ROOT, REPO_ROOT / "zen")]
     assert not checkout, checkout
-    seeds = [f"incidents/{p.name}" for p in (REPO_ROOT / "incidents").glob("*.yaml")]
+    seeds = [f"incidents/{p.name}" for p in (built_from / "incidents").glob("*.yaml")]
     assert got["files"] == sorted(["policy/guardian.yaml", "policy/autonomy.yaml", *seeds]) and len(seeds) == 3
     # the wheel holds the files themselves, equal to the top-level sources
     data = Path(got["zen"]).parent / "data"
     for rel in got["files"]:
         path = data / rel
-        assert not path.is_symlink() and path.read_bytes() == (REPO_ROOT / rel).read_bytes(), rel
+        assert not path.is_symlink() and path.read_bytes() == (built_from / rel).read_bytes(), rel
     version = zen_of(installed, tmp_path, "--version")
     assert version.returncode == 0 and version.stdout.startswith("zen 0.") and "default policy: schema 1" in version.stdout
 
 
 def test_a_wheel_makes_a_working_home_and_runs_a_job_to_harvested(installed: dict[str, str],
-                                                                   tmp_path: Path) -> None:
+                                                                   built_from: Path, tmp_path: Path) -> None:
     home = tmp_path / "zh"
     r = zen_of(installed, tmp_path, "init", str(home))
     assert r.returncode == 0, r.stderr
     for rel in ("policy/guardian.yaml", "policy/autonomy.yaml"):
-        assert (home / rel).read_bytes() == (REPO_ROOT / rel).read_bytes(), rel
+        assert (home / rel).read_bytes() == (built_from / rel).read_bytes(), rel
     assert len(list((home / "incidents").glob("*.yaml"))) == 3
     env = {**installed, "ZEN_HOME": str(home)}
     doctor = zen_of(env, tmp_path, "doctor")
