@@ -9,6 +9,7 @@ processes, real git repositories or real files run against them.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -483,3 +484,32 @@ def test_a_human_reads_every_record(policy) -> None:
     human = Context(cwd=WT, worktree=WT, home="/z/home", user_home="/u", level="act-and-report", env=ENV)
     for command in ("cat /z/home/logs/server.log", "zen output OTHER", "cat /z/home/jobs/OTHER/pane.log"):
         assert decide(ToolCall("Bash", command=command), human, policy).allowed, command
+
+
+# -- tools by name (L18) ----------------------------------------------------------------------------
+
+def test_the_hook_denies_unknown_mcp_tools_and_keeps_the_ordinary_ones(home: Path) -> None:
+    """Through the real `zen guard hook` of a job: another MCP server's tool is denied (its input
+    names no path, which the core alone let through), zen's own and Claude Code's ordinary tools
+    are judged as before; the deny is on the job's timeline."""
+    from tests.guard.util import events, hook, job_env, make_job
+
+    wt = make_job(home, "J")
+    env = job_env(home, "J")
+
+    def call(tool: str, tool_input: dict) -> subprocess.CompletedProcess[str]:
+        return hook({"session_id": "t", "hook_event_name": "PreToolUse", "tool_name": tool,
+                     "tool_input": tool_input, "cwd": str(wt)}, env=env)
+
+    for tool, tool_input in (("mcp__other__tool", {}), ("mcp__github__search_issues", {"query": "bug"}),
+                             ("mcp__playwright__browser_navigate", {"url": "http://127.0.0.1:1"})):
+        r = call(tool, tool_input)
+        assert r.returncode == 2 and "MCP server" in r.stderr, (tool, r.returncode, r.stderr)
+    for tool, tool_input in (("Task", {"description": "x", "prompt": "look around"}), ("TodoWrite", {"todos": []}),
+                             ("BashOutput", {"bash_id": "1"}), ("KillShell", {"shell_id": "1"}),
+                             ("mcp__zen__agent_status", {})):
+        r = call(tool, tool_input)
+        assert r.returncode == 0, (tool, r.stderr)
+    assert call("Frobnicate", {}).returncode == 2
+    denied = [e for e in events(home, "J") if e.get("type") == "guard.denied"]
+    assert any("mcp__other__tool" in json.dumps(e) for e in denied), denied

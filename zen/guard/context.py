@@ -36,6 +36,7 @@ from zen.guard.audit import record
 from zen.guard.decide import decide
 from zen.guard.options import sq
 from zen.guard.policy import load_policy
+from zen.guard.tools import refusal
 from zen.store.layout import WORKTREES
 from zen.store.readers import HomeError, discover_home
 
@@ -94,7 +95,6 @@ class Guard:
         self.recorder = recorder or record
         self.writes_check = writes_check
         self.notes: list[str] = []
-        self.level = ""    # the level of the last call checked
         # a plain dict: os.environ encodes and decodes on every access, and the core copies it
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.job_id = job_id if job_id is not None else (self.env.get("ZEN_JOB_ID") or None)
@@ -177,7 +177,6 @@ class Guard:
         ctx: Context | None = None
         try:
             ctx, policy = self.context(cwd, worktree)
-            self.level = ctx.level   # the last call's level: the hook grants by it (hook.GRANT_LEVELS)
         except HomeError as exc:
             decision = Decision(DENY, "guard.home", f"{exc}; fix $ZEN_HOME (the guardian cannot find its policy)")
         else:
@@ -207,6 +206,9 @@ class Guard:
             raise RuntimeError("self-test crash inside the decision path (ZEN_GUARD_SELFTEST_CRASH=1)")
         if self.env.get("ZEN_GUARD_SELFTEST_HANG") == "1":
             time.sleep(60)
+        refused = refusal(call.tool) if self.agent else None     # tools no agent may call (tools.py)
+        if refused is not None:
+            return refused
         d = decide(call, ctx, policy, writes)
         if not isinstance(d, Decision) or d.decision not in VALID:
             return Decision(DENY, "guard.error", f"the decision core returned {d!r}, not a decision")
