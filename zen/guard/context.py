@@ -95,6 +95,7 @@ class Guard:
         self.recorder = recorder or record
         self.writes_check = writes_check
         self.notes: list[str] = []
+        self.level = ""    # the level of the last call checked
         # a plain dict: os.environ encodes and decodes on every access, and the core copies it
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.job_id = job_id if job_id is not None else (self.env.get("ZEN_JOB_ID") or None)
@@ -177,6 +178,7 @@ class Guard:
         ctx: Context | None = None
         try:
             ctx, policy = self.context(cwd, worktree)
+            self.level = ctx.level   # the last call's level: the hook grants by it (hook.GRANT_LEVELS)
         except HomeError as exc:
             decision = Decision(DENY, "guard.home", f"{exc}; fix $ZEN_HOME (the guardian cannot find its policy)")
         else:
