@@ -35,6 +35,10 @@ def test_doctor_names_every_missing_piece_and_the_command_that_restores_it(home:
     assert found[f"home: incidents/{seed.name}"]["status"] == "warn"
     text = zen("doctor").stdout
     assert f"policy/autonomy.yaml is missing from the home; fix: {restore}" in text, text
+    # and the preflight every job passes says how to restore it, not only that it is missing
+    checks = {c["check"]: c for c in json.loads(zen("preflight", "--json").stdout)["checks"]}
+    assert checks["autonomy policy"]["status"] == "FAIL"
+    assert f"is missing ({restore} restores the default" in checks["autonomy policy"]["message"], checks
 
     # the command named restores them all, and doctor is satisfied again
     assert zen("init", str(home)).returncode == 0

@@ -131,6 +131,10 @@ def _policy(home: Home, report: Report) -> None:
             report.add("guardian policy", FAIL, f"{errors[0]} (the guardian denies everything until it is fixed)")
         else:
             report.add("guardian policy", PASS, "policy/guardian.yaml and incident rules compile")
+    if not home.autonomy_policy.is_file():
+        report.add("autonomy policy", FAIL, f"{home.autonomy_policy} is missing "
+                   f"(zen init {home.root} restores the default; zen doctor names what else is missing)")
+        return
     try:
         policy = read_policy(home)
         for domain in (policy.get("domains") or {}):
