@@ -376,6 +376,11 @@ async function start() {
   $("#kill-release").addEventListener("click", async () => {
     if (confirm("Release the kill switch?") && await act("DELETE", "/killswitch", undefined, "kill switch released")) loadKill();
   });
+  $("#logout").addEventListener("click", async () => {
+    // the server forgets this browser's session; the reload shows the logged-out page
+    await fetch("/agent/logout", { method: "POST", credentials: "same-origin" });
+    location.reload();
+  });
   $("#files-close").addEventListener("click", () => ZenFiles.close());
   $("#files-diff").addEventListener("click", () => ZenFiles.diff());
   $("#editor-save").addEventListener("click", () => ZenFiles.save());
