@@ -5,7 +5,6 @@ reported). Plus the cases that need files on disk."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -70,9 +69,7 @@ def wt(tmp_path: Path) -> Path:
     (w / "up.lftp").write_text("open ftp.example\nmirror -R --delete . /www\n")
     (w / "notes.txt").write_text("read only\n")
     (w / "notes.txt").chmod(0o444)           # write-protected, not secret
-    secret = tmp_path / "locked.sql"
-    secret.write_text("SELECT 1;\n")
-    secret.chmod(0o000)
+    (w / "blob.sql").write_bytes(b"\x00\x01DROP TABLE users;\n")    # not text the guardian reads
     return w
 
 
@@ -82,7 +79,8 @@ def wt(tmp_path: Path) -> Path:
     ("psql -f drop.sql app", "deny", "sql.destructive"),
     ("psql app < seed.sql", "allow", None),
     ("cat seed.sql | mysql app", "allow", None),
-    ("psql app < ../../../locked.sql", "deny", None),           # a file the guardian cannot read
+    ("psql app < blob.sql", "deny", "sql.unresolved"),          # a file the guardian cannot read
+    ("cat blob.sql | psql app", "deny", "sql.unresolved"),
     ("sftp -b gets.txt host.example", "allow", None),
     ("sftp -b rms.txt host.example", "deny", "remote.destructive"),
     ("sftp -b missing.txt host.example", "deny", "remote.destructive"),
@@ -91,8 +89,6 @@ def wt(tmp_path: Path) -> Path:
     ("cat notes.txt > $TMPDIR/n.txt", "allow", None),
 ])
 def test_what_is_read_from_disk(policy, wt: Path, command: str, expected: str, rule: str | None) -> None:
-    if os.geteuid() == 0 and "locked" in command:
-        pytest.skip("root reads a 000 file")
     _check(bash(policy, command, on_disk(wt, level="suggest")), expected, rule, command, "on disk")
 
 
