@@ -145,6 +145,23 @@ def test_codex_command_line(tmp_path: Path) -> None:
     assert argv[-8:-6] == ["-c", "otel.exporter=none"] and argv[-2] == "--"
 
 
+def test_codex_permissions_follow_the_level_and_the_lane(tmp_path: Path) -> None:
+    def run(level: str, **kw: Any) -> list[str]:
+        argv = get_adapter("codex").launch(dataclasses.replace(ctx(tmp_path, "codex", **kw), level=level)).argv
+        return [argv[argv.index("--sandbox") + 1], argv[argv.index("--ask-for-approval") + 1],
+                *(["net"] if "sandbox_workspace_write.network_access=true" in argv else [])]
+
+    assert run("observe") == ["read-only", "on-request"]
+    assert run("suggest") == ["workspace-write", "on-request"]
+    # what the guardian allows runs unprompted inside the wall, at the levels that act on their own
+    assert run("act-and-report") == run("autonomous") == ["workspace-write", "never"]
+    # not without the wall, and never above observe's read-only, whatever zen.yaml says
+    assert run("autonomous", lane={"sandbox": "off"}) == ["workspace-write", "on-request"]
+    assert run("observe", settings={"sandbox": "danger-full-access"}) == ["read-only", "on-request"]
+    # a lane that names hosts lets commands out (Codex's sandbox has no host list of its own)
+    assert run("suggest", lane={"network": ["pypi.org"]}) == ["workspace-write", "on-request", "net"]
+
+
 def test_aider_types_its_prompt_notifies_zen_and_runs_no_shell_commands(tmp_path: Path) -> None:
     c = ctx(tmp_path, "aider")
     spec = get_adapter("aider").launch(c)

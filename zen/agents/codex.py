@@ -12,9 +12,9 @@
   so the user's ~/.codex/config.toml is never edited; Codex reviews new hooks on a screen before it
   runs them, and `--dangerously-bypass-hook-trust` is how an automation that vets its own hooks
   skips that screen (the flag covers this one invocation only).
-- Codex's own sandbox stays on as a second wall (workspace-write, /tmp excluded: zen gives each
-  job a TMPDIR inside its worktree), with on-request approvals: what Codex asks about shows as
-  `waiting (approval)`.
+- Codex's own sandbox is the job's wall (workspace-write, /tmp excluded: zen gives each job a
+  TMPDIR inside its worktree; the lane's shared .git is outside it, read-only), with approvals by
+  the job's level (permissions() below): what Codex asks about shows as `waiting (approval)`.
 - `--no-daemon`: without it the TUI hands commands and hooks to a background server that an
   earlier job started, with that job's environment (its ZEN_JOB_ID).
 - Turns: the Stop hook (Codex's `notify` also fires for the session-title side turn, so it is not
@@ -43,6 +43,8 @@ from zen.agents.common import (
     zen_command,
 )
 from zen.agents.teamtools import codex_settings
+from zen.agents.wall import enabled as wall_enabled
+from zen.agents.wall import lane_hosts
 
 _DIALOG = re.compile(r"do you trust the contents of this directory|allow codex to work in this folder"
                      r"|trust this folder\?|folder access\s*\n|hooks need review", re.IGNORECASE)
@@ -98,6 +100,20 @@ def output_state(data: bytes) -> tuple[str, str | None] | None:
     return None
 
 
+def permissions(ctx: LaunchContext) -> tuple[str, str]:
+    """(Codex's --sandbox, its --ask-for-approval) for the job's autonomy level (DESIGN 6): the
+    read-only sandbox at observe; workspace-write (the worktree; the lane's .git stays read-only)
+    with on-request approvals at suggest; and at act-and-report and autonomous, inside the wall,
+    approvals `never`: what zen's guardian allows (its hook runs before Codex's own checks) runs
+    without a prompt. zen.yaml agents.codex `sandbox` / `approval` override, never above observe's
+    read-only, and a lane with `sandbox: off` keeps its approvals on request."""
+    if ctx.level == "observe":
+        return "read-only", "on-request"
+    walled = ctx.wall and wall_enabled(ctx.lane)
+    default = "never" if walled and ctx.level in ("act-and-report", "autonomous") else "on-request"
+    return (str(ctx.settings.get("sandbox") or "workspace-write"), str(ctx.settings.get("approval") or default))
+
+
 class CodexAdapter:
     name = "codex"
     guarded = True                  # every shell and patch call goes through zen's guardian
@@ -117,9 +133,13 @@ class CodexAdapter:
         for item in overrides:
             argv += ["-c", item]
         argv += [*ctx.extra_args]    # zen's own: its telemetry exporter (zen/observe/telemetry.py)
+        sandbox, approval = permissions(ctx)
+        if sandbox == "workspace-write" and lane_hosts(ctx.lane):
+            # Codex's sandbox has no host list: a lane that names hosts lets its commands out
+            argv += ["-c", "sandbox_workspace_write.network_access=true"]
         argv += [
-            "--ask-for-approval", str(ctx.settings.get("approval") or "on-request"),
-            "--sandbox", str(ctx.settings.get("sandbox") or "workspace-write"),
+            "--ask-for-approval", approval,
+            "--sandbox", sandbox,
             *model_args(ctx),
             "--",
             first_prompt(ctx),
