@@ -169,6 +169,7 @@ GIT = [
     ("git -C /z/lane pull", D, "git.other-repo", "the lane's checkout through -C"),
     ("git tag -f v1.0", D, "git.tag-force", "moving an existing tag"),
     ("git tag -d v1.0", D, "git.tag-delete", "deleting a tag"),
+    ("git fast-import < stream", D, "git.ref", "a stream that names refs/heads/main"),
     # harmless: ordinary work in the worktree
     ("git status", A, None, "status"),
     ("git add -A && git commit -m 'fix the parser'", A, None, "commit"),

@@ -534,5 +534,5 @@ SUBCOMMANDS: dict[str, Callable[[Analyser, Sub], None]] = {
     "archive": _archive, "format-patch": _archive, "bundle": _archive,
     "log": _log, "diff": _log, "show": _log, "credential": _credential, "remote": _remote,
     "send-pack": _push, "send-email": _send_email, "imap-send": _send_email,
-    "symbolic-ref": gitrefs.symbolic_ref,
+    "symbolic-ref": gitrefs.symbolic_ref, "fast-import": gitrefs.fast_import,
 }

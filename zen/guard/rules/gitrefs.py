@@ -317,3 +317,9 @@ def remote(an: Analyser, s: Sub) -> None:
                 "checkout and every job)")
     if sub == ["update"] and any(f in ("-p", "--prune") for f in s.flags):
         an.deny("git.ref", "`git remote update --prune` deletes remote-tracking branches")
+
+
+def fast_import(an: Analyser, s: Sub) -> None:
+    """git fast-import writes whatever refs its input stream names (`commit refs/heads/main`)."""
+    an.deny("git.ref", "`git fast-import` writes the refs its input names (the base and zen's branches "
+            "among them); commit in the worktree instead")
