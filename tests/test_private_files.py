@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
-from tests.helpers import wait_until, zen
+from tests.helpers import REPO_ROOT, wait_until, zen
 from tests.supervisor.conftest import Supervisors, sups, zh
 from tests.supervisor.util import dispatch_sim, wait_state
 
@@ -54,6 +56,19 @@ def test_no_login_url_in_any_file_after_serve_detach(zh: Path) -> None:
         assert log.exists() and stat.S_IMODE(log.stat().st_mode) == 0o600
     finally:
         zen("serve", "--stop")
+
+
+def test_a_foreground_server_writing_to_a_file_prints_no_login_url(zh: Path, tmp_path: Path) -> None:
+    out = tmp_path / "serve.out"
+    with out.open("wb") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "zen", "serve", "--port", "0"], cwd=REPO_ROOT,
+                                stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: "zen serve:" in out.read_text(), timeout=20, message="the server to say where it is")
+        assert "token=" not in out.read_text() and "zen serve --url" in out.read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
 
 
 def test_a_home_after_a_sim_job_and_a_server_is_private(zh: Path, sups: Supervisors, tmp_path: Path) -> None:

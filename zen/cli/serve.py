@@ -110,8 +110,8 @@ def serve(
     server.setup_logging(home)
 
     def ready(bound: int) -> None:
-        if detached:
-            # stdout and stderr are logs/server.log: a login URL there would be a ticket on disk
+        if detached or not sys.stderr.isatty():
+            # stderr is a file (logs/server.log when detached): a login URL there is a ticket on disk
             common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (zen serve --url logs in)")
             return
         common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (Ctrl-C stops it); log in at:\n"
