@@ -283,10 +283,10 @@ def scripts(tmp_path: Path) -> Context:
     ("npm run deploy", "deny", "net.high-consequence"),
     ("sh big.sh", "approval", "approval.unjudged"),      # too long to judge whole: a human decides
     ("./odd.sh", "approval", "approval.unjudged"),       # a language the guardian does not read
-    # a file on disk is judged as strictly as inline code (issue 32): a loop over "$@" deletes
-    # paths only known at run time
-    ("./ok.sh a b", "deny", "fs.unresolved-target"),
-    # near misses: its arguments are known ($1, sys.argv); other goals and scripts are not run
+    # near misses: a file on disk is judged as strictly as inline code (issue 32), with the
+    # arguments it runs with ("$@", $1, sys.argv); other goals and scripts are not run
+    ("./ok.sh a b", "allow", None),
+    ("./ok.sh a /etc/passwd", "deny", "fs.outside-worktree"),
     ("./args.sh a", "allow", None),
     ("./args.sh /etc", "deny", "fs.outside-worktree"),
     ("python3 ok.py ls", "allow", None),

@@ -35,7 +35,8 @@ _LANG_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
         "read": (r"\breadFileSync", r"\breadFile", r"\bcreateReadStream", r"\breaddirSync", r"\bDeno\.readTextFile", r"\bBun\.file"),
         "eval": (r"\beval\s*\(", r"\bnew\s+Function\b", r"\bvm\.run", r"\bFunction\s*\("),
         "decode": (r"base64", r"\batob\s*\(", r"fromCharCode"),
-        "env": (r"process\.env(?!\s*(?:\.|\[))", r"Deno\.env\.toObject", r"Bun\.env(?!\s*(?:\.|\[))"),
+        # 'X' in process.env asks whether it is set: presence only
+        "env": (r"(?<!\bin )process\.env(?!\s*(?:\.|\[))", r"Deno\.env\.toObject", r"Bun\.env(?!\s*(?:\.|\[))"),
         "net": (r"\bfetch\s*\(", r"\bhttps?\.(?:get|request)\s*\(", r"\baxios", r"\bgot\s*\(", r"\bXMLHttpRequest", r"\bWebSocket"),
     },
     "ruby": {
@@ -93,7 +94,8 @@ _DYNAMIC = {
                      r"|\bModule\s*\.\s*_load\b|\brequire\s*\.\s*cache\b|\b(?:globalThis|global|window|self)\s*\["
                      r"|\bconstructor\s*\.\s*constructor\b|\bReflect\s*\.\s*(?:apply|get)\b"),
     "ruby": re.compile(r"""\b(?:send|public_send|__send__|const_get|instance_variable_get|method|define_method)"""
-                       r"""\s*\(?\s*(?![:'"]?\w+['"]?\s*[,)\n])|\b(?:require|require_relative|load)\s*\(?\s*(?![\s'"(])"""
+                       r"""(?:\s*\(\s*|[ \t]+)(?!(?::\w+[?!=]?|'[\w?!=]+'|"[\w?!=]+")\s*(?:[,)\n;]|$))"""
+                       r"""|\b(?:require|require_relative|load)(?:\s*\(\s*|[ \t]+)(?!['"])"""
                        r"|\bFiddle\b|\bObjectSpace\b"),
     "perl": re.compile(r"&\s*\$|&\s*\{|->\s*\$\w+|\brequire\s+\$|\bdo\s*\(?\s*\$|\bUNIVERSAL::can\b|->\s*can\s*\("
                        r"|\bno\s+strict\b|\*\{|\bDynaLoader\b|\bXSLoader\b"),
@@ -247,6 +249,7 @@ def _home_paths(an: Any, lang: str, code: str, where: str) -> None:
     if not home or not _HOME_IN[lang].search(code):
         return
     texts = [next((g for g in m.groups() if g is not None), "") for m in _ANY_STR.finditer(code)]
+    texts += re.findall(r"`([^`]*)`", code) if lang == "js" else []       # template literals, ${...} and all
     texts = [re.sub(r"\$ENV\{\s*['\"]?HOME['\"]?\s*\}|\$\{[^}]*homedir[^}]*\}|#\{[^}]*(?:Dir\.home|HOME)[^}]*\}", "",
                     t) for t in texts]
     for i, t in enumerate(texts):

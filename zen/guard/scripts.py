@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -273,6 +274,7 @@ class ScriptRuns:
             if argv is not None:      # $0 .. $9 (unset ones are empty) and $#
                 positional = {str(i): argv[i] if i < len(argv) else "" for i in range(10)}
                 positional["#"] = str(len(argv) - 1)
+                text = _spread_args(text, argv[1:])
             self.walk(text, st.copy(vars=positional), self.depth + 1)
         elif lang == "python":
             # lean hook path: ast loads only when a Python file or inline code is judged
@@ -287,6 +289,19 @@ class ScriptRuns:
             codescan.scan_script(self, lang, text, where)
         else:
             self.deny("opaque.exec", f"{where}: code the guardian cannot check")
+
+
+def _spread_args(text: str, args: list[str | None]) -> str:
+    """The script with "$@" / $* spelled as the arguments it runs with (each quoted, so none of
+    them can be read as code); unchanged when one is only known at run time."""
+    if "$@" not in text and "$*" not in text and "${@}" not in text and "${*}" not in text:
+        return text
+    if any(a is None for a in args):
+        return text
+    words = [shlex.quote(a) for a in args if a is not None]
+    joined = shlex.quote(" ".join(a for a in args if a is not None)) if args else "''"
+    return re.sub(r'"\$(?:@|\{@\})"|\$(?:@|\{@\})|"\$(?:\*|\{\*\})"|\$(?:\*|\{\*\})',
+                  lambda m: joined if "*" in m.group(0) and m.group(0).startswith('"') else " ".join(words), text)
 
 
 def _argv(w: Word, args: list[Word] | None) -> list[str | None] | None:
