@@ -514,3 +514,10 @@ def test_the_hook_denies_unknown_mcp_tools_and_keeps_the_ordinary_ones(home: Pat
     assert call("Frobnicate", {}).returncode == 2
     denied = [e for e in events(home, "J") if e.get("type") == "guard.denied"]
     assert any("mcp__other__tool" in json.dumps(e) for e in denied), denied
+
+
+def test_an_agent_working_in_the_home_still_cannot_read_the_logs(policy) -> None:
+    c = Context(cwd="/z/home", worktree=None, home="/z/home", user_home="/u", level="act-and-report",
+                domain="code", job_id="J", env=ENV)
+    d = decide(ToolCall("Bash", command="cat logs/server.log"), c, policy)
+    assert d.decision == D and d.rule == "self.records", d.as_dict()

@@ -29,6 +29,10 @@ Read = Callable[[str], bytes | None] | None
 
 def record_hit(path: str, recursive: bool, home: str, job: str | None, roots: list[str], read: Read) -> str | None:
     h = home.rstrip("/") or "/"
+    wts = f"{h}/{layout.WORKTREES}/"
+    if not recursive and (not path.startswith(h + "/") or any(
+            r.startswith(wts) and (path.startswith(r + "/") or path == r) for r in roots)):
+        return None                         # the common case: outside the home, or in its own worktree
     logs = f"{h}/{layout.LOGS}"
     if under(path, logs) or (recursive and under(logs, path)):
         return f"zen's logs ({layout.LOGS}/: the dashboard's login, every job's judged commands)"
