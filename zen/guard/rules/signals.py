@@ -4,7 +4,7 @@ Every process of a job runs with the job's ZEN_JOB_ID in its environment (the pa
 exports it, and children inherit it), and no process outside the job has that value. So:
 
     kill %1 / %% / %name     a job spec of the agent's own shell: allowed
-    kill $!                  the agent's own last background job: allowed
+    kill $!, kill $(jobs -p) the agent's own background jobs: allowed
     kill PID                 allowed only when /proc/PID/environ says ZEN_JOB_ID=<this job>
                              (read at decision time); an unknown pid (`$(pgrep ...)`, `$pid`,
                              a pid the guardian cannot read) is denied
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
 
 BY_NAME = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
-OWN_LAST_JOB = frozenset({"$!", '"$!"', "${!}", '"${!}"'})
+# the agent's own shell's background jobs, however spelled: its last one, or all of them
+OWN_LAST_JOB = frozenset({"$!", '"$!"', "${!}", '"${!}"', "$(jobs -p)", '"$(jobs -p)"', "`jobs -p`"})
 PY_SIGNAL_CALLS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill", "os.pidfd_open"})
 _SIGNAL_VALUE = frozenset({"-s", "--signal", "-n"})
 _NO_SIGNAL = frozenset({"0", "SIG0", "EXIT", "SIGEXIT"})
@@ -58,10 +59,10 @@ def kill(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
     if name in BY_NAME:
         an.deny("proc.signal", f"`{name}` signals processes by name, and those include zen's own and "
                 f"other jobs' agents; {_HOW}")
-    _kill(an, args)
+    _kill(an, args, st)
 
 
-def _kill(an: Analyser, args: list[Word]) -> None:
+def _kill(an: Analyser, args: list[Word], st: State) -> None:
     signal: str | None = "TERM"
     chosen = False                      # after a signal option, bash reads -N as a process group
     targets: list[Word] = []
@@ -91,12 +92,13 @@ def _kill(an: Analyser, args: list[Word]) -> None:
     if signal in _NO_SIGNAL:
         return                          # kill -0: asks whether the process exists, sends nothing
     for w in targets:
-        _target(an, w)
+        _target(an, w, st)
 
 
-def _target(an: Analyser, w: Word) -> None:
-    if w.raw in OWN_LAST_JOB:
-        return
+def _target(an: Analyser, w: Word, st: State) -> None:
+    if w.raw in OWN_LAST_JOB and ("jobs" not in w.raw or not (
+            "jobs" in st.funcs or "jobs" in an.aliases or "enable" in an.text)):
+        return                          # `jobs` is the builtin unless the command redefines it
     t = w.text
     if not w.known:
         an.deny("proc.signal", f"`kill {w.raw}`: a process only known at run time may be anyone's; {_HOW}")
