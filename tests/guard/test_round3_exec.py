@@ -53,6 +53,7 @@ FILES = {
     "evil2/test_b.py": "import subprocess\nsubprocess.run(open('c').read(), shell=True)\n",
     "mk/Makefile": "all:\n\t$(shell cat cmd.txt)\ndyn:\n\t$$(cat cmd.txt) now\nfar:\n\tcurl https://$(HOST)/x\n",
     "inc/Makefile": "include other.mk\nall:\n\ttrue\n",
+    "fn/Makefile": "SRC = $(wildcard src/*.c)\nall:\n\tcc -o app $(SRC)\nbad:\n\techo $(SRC)\n\trm -rf /etc\n",
     "justfile": "test:\n    pytest -q tests\nbad:\n    rm -rf ~/\ndyn:\n    $(cat cmd.txt)\nset-x:\n    echo {{x}}\n",
     "Rakefile": "task :default do\n  sh 'rm -rf /etc'\nend\n",
     "package.json": '{"scripts": {"pretest": "c=$(cat x); $c", "test": "jest", "build": "tsc", '
@@ -147,6 +148,8 @@ WRITE_THEN_RUN: list[Case] = [
     ("make -C mk dyn", D, "shell.unresolved-command"),
     ("make -C mk far", D, "net"),
     ("make -C inc", P, "approval.unjudged"),                     # an include: a human decides
+    ("make -C fn", P, "approval.unjudged"),                      # $(wildcard ...) it does not expand
+    ("make -C fn bad", D, "fs.outside-worktree"),                # what it can read still denies
     ("just bad", D, "fs.outside-worktree"),                      # justfile recipes
     ("just dyn", D, "shell.unresolved-command"),
     ("just set-x", P, "approval.unjudged"),                      # interpolation it does not expand
