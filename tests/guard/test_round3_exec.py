@@ -43,6 +43,7 @@ FILES = {
     "tools/take.js": "const fs = require('fs');\nconst p = process.env.ZEN_HOME + '/spool/new/x.yaml';\n"
                      "fs.writeFileSync(p, 'agent: cmd');\n",
     "tools/t.rb": "system(ENV['CMD'])\n",
+    "tools/bs.sh": "echo \\$@ ; rm -rf /etc  # '\n",          # spelling "$@" must not unbalance quotes
     "tools/t.pl": "my $c = $ARGV[0]; system($c);\n",
     "tools/helper.py": "import os\nos.system(os.environ['X'])\n",
     "helper.py": "import os\nos.system(os.environ['X'])\n",
@@ -177,6 +178,8 @@ WRITE_THEN_RUN_OK: list[Case] = [
     ("./scripts/build.sh", A, None),
     ("bash scripts/clean.sh build/a.o build/b.o", A, None),      # "$@" is the arguments it runs with
     ("bash scripts/clean.sh /etc/passwd", D, "fs.outside-worktree"),
+    ("bash scripts/clean.sh \"it's\"", D, "fs.unresolved-target"),  # not a plain word: "$@" stays unknown
+    ("bash tools/bs.sh x", D, "fs.outside-worktree"),
     ("bash scripts/one.sh main", A, None),                       # $1
     ("python3 scripts/fmt.py", A, None),
     ("python3 scripts/args.py build/x.o", A, None),              # sys.argv[1]
@@ -368,7 +371,7 @@ DETACH: list[str] = [
     "tmux -L mine start-server", "tmux -L dev new -d -s bg 'sleep 60'", "daemonize /bin/sleep 60",
     "start-stop-daemon --start --background --exec /bin/sleep -- 60",
     "start-stop-daemon -S -b -x /bin/sleep -- 60", "start-stop-daemon --start -b --startas /bin/sleep -- 1",
-    "env setsid sleep 1", "timeout 100 setsid sleep 1", "bash -c 'setsid sleep 1'", "sh -c 'nohup make &'",
+    "tmux -L x new -s attached 'sleep 60'", "screen -S x make watch", "env setsid sleep 1", "timeout 100 setsid sleep 1", "bash -c 'setsid sleep 1'", "sh -c 'nohup make &'",
 ]
 DETACH_OK: list[Case] = [
     ("screen -ls", A, None),

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -292,16 +291,19 @@ class ScriptRuns:
 
 
 def _spread_args(text: str, args: list[str | None]) -> str:
-    """The script with "$@" / $* spelled as the arguments it runs with (each quoted, so none of
-    them can be read as code); unchanged when one is only known at run time."""
+    """The script with "$@" / $* spelled as the arguments it runs with, when every argument is a
+    plain word (letters, digits, ./-_=:,@%+): nothing is quoted, so no quote the replacement adds
+    can change how the rest of the script parses. Unchanged otherwise (then "$@" is only known
+    at run time), and where a backslash precedes the expansion."""
     if "$@" not in text and "$*" not in text and "${@}" not in text and "${*}" not in text:
         return text
-    if any(a is None for a in args):
+    if any(a is None or not re.fullmatch(r"[\w./=:,@%+-]+", a) for a in args):
         return text
-    words = [shlex.quote(a) for a in args if a is not None]
-    joined = shlex.quote(" ".join(a for a in args if a is not None)) if args else "''"
-    return re.sub(r'"\$(?:@|\{@\})"|\$(?:@|\{@\})|"\$(?:\*|\{\*\})"|\$(?:\*|\{\*\})',
-                  lambda m: joined if "*" in m.group(0) and m.group(0).startswith('"') else " ".join(words), text)
+    words = " ".join(a for a in args if a is not None)
+
+    def one(m: re.Match[str]) -> str:
+        return f'"{words}"' if m.group(0).startswith('"') and "*" in m.group(0) else words
+    return re.sub(r'(?<![\\$])(?:"\$(?:@|\{@\})"|\$(?:@|\{@\})|"\$(?:\*|\{\*\})"|\$(?:\*|\{\*\}))', one, text)
 
 
 def _argv(w: Word, args: list[Word] | None) -> list[str | None] | None:

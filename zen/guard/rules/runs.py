@@ -9,7 +9,7 @@
 - dc: GNU dc's `!` runs a shell command; at observe any dc is denied.
 - man -P/-H/--html and the pager or browser it starts are judged as commands (denied at observe).
 - detaching primitives (setsid, nohup, systemd-run, daemonize, start-stop-daemon --background,
-  screen -dm, tmux new -d): a helper that survives the job and the kill switch's stop needs a
+  screen and tmux starting a program: their server outlives the client): a helper that survives the job and the kill switch's stop needs a
   human's approval at every level (denied at observe, where approvals do not apply).
 
 `before(an, name, args)` runs for every program (analyse.leaf), before its own handler: one set
@@ -46,27 +46,28 @@ def before(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
             t.startswith("-") and not t.startswith("--") and "b" in t[1:]) for t in texts):
         what = "`start-stop-daemon --background`"
     elif name in ("screen", "byobu-screen") and _screen_detached(texts):
-        what = "`screen -dm`"
+        what = "`screen` starting a session"
     elif name in ("tmux", "byobu", "byobu-tmux") and _tmux_detached(texts):
-        what = "`tmux new -d`"
+        what = "`tmux` starting a program in a server"
     if what is not None:
         an.unjudged(f"{what} starts a process that outlives the job (and the kill switch's stop)",
                     rule="approval.detach")
 
 
 def _screen_detached(texts: list[str]) -> bool:
-    flags = "".join(t[1:] for t in texts if t.startswith("-") and not t.startswith("--") and not t.startswith("-S"))
-    return ("d" in flags or "D" in flags) and "m" in flags
+    """screen starts a session (detached with -dm, or attached: its server outlives the client the
+    kill switch stops) unless it only lists, attaches to or sends to one."""
+    return not any(t in ("-ls", "-list", "-r", "-x", "-X", "-Q", "-v", "-version", "--version", "-wipe", "-h",
+                         "--help") or t.startswith(("-r", "-x", "-X")) for t in texts)
+
+
+_TMUX_STARTS = frozenset({"new", "new-session", "neww", "new-window", "splitw", "split-window", "respawnp",
+                          "respawn-pane", "respawnw", "respawn-window", "run", "run-shell", "start", "start-server"})
 
 
 def _tmux_detached(texts: list[str]) -> bool:
-    sub = next((i for i, t in enumerate(texts) if t in ("new", "new-session", "neww", "new-window", "start",
-                                                      "start-server")), None)
-    if sub is None:
-        return False
-    if texts[sub] in ("start", "start-server"):
-        return True
-    return any(t.startswith("-") and not t.startswith("--") and "d" in t[1:] for t in texts[sub + 1:])
+    """tmux starts a program in a server (a new one outlives the client, attached or not)."""
+    return any(t in _TMUX_STARTS for t in texts)
 
 
 def _man(an: Analyser, args: list[Word], st: State, depth: int) -> None:
