@@ -18,6 +18,7 @@ import pytest
 from tests.guard.ctxs import agent, on_disk
 from tests.guard.test_corpus import _home
 from tests.guard.util import bash, hook, job_env, make_job, write_tool
+from tests.helpers import zen
 from zen.guard.api import ToolCall
 from zen.guard.decide import decide
 from zen.guard.policy import load_policy
@@ -506,17 +507,6 @@ def test_a_script_written_with_the_write_tool_is_judged_when_run(policy, tmp_pat
     assert d.decision == D and d.rule == "shell.unresolved", d.as_dict()
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    import subprocess
-
-    from tests.helpers import ZEN
-
-    h = tmp_path / "zh"
-    subprocess.run([*ZEN, "init", str(h)], check=True, capture_output=True)
-    return h
-
-
 def test_the_hook_denies_write_then_run_of_a_self_dispatch(home: Path) -> None:
     """C1's e2e: tools/d.py writes into the spool with a path taken from $ZEN_HOME."""
     wt = make_job(home, "J1")
@@ -544,3 +534,15 @@ def test_the_kill_switch_cannot_be_released_through_a_worktree_program(home: Pat
     assert r.returncode == 0, r.stderr
     r = hook(write_tool(wt / "ls", wt, "x"), env=job_env(home, "J1"))
     assert r.returncode == 2, r.stderr
+
+
+def test_a_detaching_command_waits_for_a_human_and_runs_once_approved(home: Path) -> None:
+    """C3: `setsid -f` of a helper is a pending request a human decides (the shipped policy's
+    switches are all off: the rule itself asks for approval), not an allow."""
+    wt = make_job(home, "J1")
+    r = hook(bash("setsid -f sleep 60", wt), env=job_env(home, "J1"))
+    assert r.returncode == 2 and "zen approve" in r.stderr, (r.returncode, r.stderr)
+    aid = r.stderr.split("zen approve ", 1)[1].split()[0].strip(".,;:)`'\"")
+    assert (home / "approvals" / "pending" / f"{aid}.yaml").exists()
+    assert zen("approve", aid).returncode == 0
+    assert hook(bash("setsid -f sleep 60", wt), env=job_env(home, "J1")).returncode == 0
