@@ -174,6 +174,10 @@ GIT = [
     ("git tag -f v1.0", D, "git.tag-force", "moving an existing tag"),
     ("git tag -d v1.0", D, "git.tag-delete", "deleting a tag"),
     ("git fast-import < stream", D, "git.ref", "a stream that names refs/heads/main"),
+    ("git checkout -t origin/zen/review/V", D, "git.ref", "a local review branch made by --track"),
+    ("git stash branch zen/review/V", D, "git.ref", "a review branch made from a stash"),
+    ("git checkout -t origin/feature", A, None, "a local tracking branch of an ordinary name"),
+    ("git stash branch wip-topic", A, None, "a new branch from a stash"),
     # harmless: ordinary work in the worktree
     ("git status", A, None, "status"),
     ("git add -A && git commit -m 'fix the parser'", A, None, "commit"),

@@ -281,6 +281,8 @@ def _clean(an: Analyser, s: Sub) -> None:
 def _stash(an: Analyser, s: Sub) -> None:
     if s.ptexts[:1] in (["drop"], ["clear"]):
         an.deny("git.stash-drop", f"`git stash {s.ptexts[0]}` destroys stashed work")
+    if s.ptexts[:1] == ["branch"] and len(s.pos) > 1:
+        gitrefs.deny_protected(an, s.pos[1], "`git stash branch` creates")
 
 
 def _branch(an: Analyser, s: Sub) -> None:

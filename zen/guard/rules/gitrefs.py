@@ -169,6 +169,9 @@ def switch_target(an: Analyser, s: Sub, plain: list[Word]) -> None:
     creates = _value_after(s, ("-b", "-c", "--orphan", "--create"))
     for name in creates:
         deny_protected(an, name, f"`git {s.name}` creates")
+    if plain and ("--track" in flags or "-t" in flags) and not creates and plain[0].known:
+        # a local branch named after the remote one: origin/zen/review/x makes zen/review/x
+        deny_protected(an, Word(plain[0].text.split("/", 1)[-1], plain[0].raw), f"`git {s.name} --track` creates")
     detach = "--detach" in flags or (s.name == "switch" and s.short("d")) or creates
     if detach or not plain:
         return
