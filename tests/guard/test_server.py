@@ -5,6 +5,7 @@ earn, never in an exit code other than 0 or 2)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -179,15 +180,22 @@ def test_approvals_through_the_server_as_without_it(home: Path, wt: Path) -> Non
 # -- a server that is not there, dead, silent, wrong, or not ours --------------------------------
 
 class FakeServer:
-    """Something listening on control/guard.sock that is not the guardian."""
+    """Something listening on control/guard.sock that is not the guardian. With `lock` (the
+    default) it holds the home's guard lock as the resident guardian does, so the hook asks it (the
+    protocol tests); without, it is a socket planted by someone else, which the hook never asks."""
 
-    def __init__(self, home: Path, answer: Callable[[bytes], bytes | None]) -> None:
+    def __init__(self, home: Path, answer: Callable[[bytes], bytes | None], lock: bool = True) -> None:
+        self.lock_fd: int | None = None
+        if lock:
+            self.lock_fd = os.open(home / "control" / "guard.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self.path = home / "control" / "guard.sock"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(str(self.path))
         self.sock.listen(8)
         self.answer = answer
         self.calls = 0
+        self.requests = 0        # connections that sent it a request
         self.stopping = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -207,6 +215,8 @@ class FakeServer:
                     data += chunk
             except OSError:
                 pass
+            if data:
+                self.requests += 1
             reply = self.answer(data)
             if reply is None:
                 held.append(conn)      # silent: holds the connection open, never answers
@@ -218,6 +228,23 @@ class FakeServer:
         self.stopping = True
         self.sock.close()
         self.path.unlink(missing_ok=True)
+        if self.lock_fd is not None:
+            os.close(self.lock_fd)
+
+
+def test_a_socket_planted_over_the_guardians_is_never_believed(home: Path, wt: Path) -> None:
+    """Finding H7: an agent bound a socket of its own, renamed it over control/guard.sock and
+    answered allow to everything; the hook believed it (`rm -rf ~`, the API token, the kill switch).
+    A server that does not hold the home's guard lock is not asked: the hook decides itself."""
+    fake = FakeServer(home, lambda data: wire.pack(wire.ALLOW, b"", b""), lock=False)
+    try:
+        env = job_env(home, "j1")
+        results = [hook(bash(c, wt), env=env) for c in
+                   ("rm -rf ~", f"cat {home}/control/api-token", "zen kill-switch --release", "git status")]
+    finally:
+        fake.close()
+    assert fake.requests == 0      # it was connected to, found to hold no lock, and told nothing
+    assert [r.returncode for r in results] == [2, 2, 2, 0], [r.stderr for r in results]
 
 
 @pytest.mark.parametrize("name, answer", [

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.agents.wall import SECRET_DIRS
+from zen.store.layout import JobPaths
 
 # zen.guard.hook.AGENT_TIMEOUT_S, which its internal deadline stays under (tests/guard/test_hook.py
 # checks they agree; the guardian sits above the agents, so it is not imported from there)
@@ -80,7 +81,7 @@ def sandbox_settings(*, worktree: Path, zen_home: Path, handoff: Path, job_dir: 
             # the agent's commits stay in its worktree and zen's harvest commits them
             "denyWrite": [str(worktree / ".git"), *([str(git_dir)] if git_dir else [])],
             "denyRead": [str(zen_home), *(str(home / d) for d in SECRET_DIRS)],
-            "allowRead": [str(worktree), str(handoff), str(job_dir / "prompt.txt")],
+            "allowRead": [str(worktree), str(handoff), str(JobPaths(job_dir).prompt)],
         },
         "network": {"allowedDomains": list(hosts)},
     }

@@ -57,6 +57,8 @@ def ask(home: str, argv: list[str], data: bytes, wait: float = WAIT_S) -> tuple[
         give_up = time.monotonic() + wait
         sock.settimeout(wait)
         sock.connect(address)
+        if not _is_the_resident_guardian(sock, home):
+            return None      # a socket someone else bound there: decide in-process (finding H7)
         sock.sendall(request)
         sock.shutdown(_socket.SHUT_WR)
         chunks: list[bytes] = []
@@ -88,6 +90,37 @@ def ask(home: str, argv: list[str], data: bytes, wait: float = WAIT_S) -> tuple[
     if code == wire.BLOCK:
         return 2, "", reason.decode("utf-8", "replace") or "blocked by the resident guardian"
     return None
+
+
+def _is_the_resident_guardian(sock: _socket.socket, home: str) -> bool:
+    """Whether the process behind `sock` is the home's resident guardian: the one holding its
+    guard lock (control/guard.lock, flock'ed by `zen guard serve` for as long as it runs). A socket
+    an agent bound and renamed over control/guard.sock, answering "allow" to everything, holds no
+    such lock: its answers are never read (the hook decides in this process instead)."""
+    try:
+        cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        pid = int.from_bytes(cred[0:4], sys.byteorder, signed=True)
+        if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid() or pid <= 0:
+            return False
+        lock = os.stat(os.path.join(home, layout.CONTROL, layout.GUARD_SERVER_LOCK))
+        fd = os.open("/proc/locks", os.O_RDONLY)
+        try:
+            chunks = []
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    want_pid, want_ino = str(pid).encode(), b":" + str(lock.st_ino).encode()
+    dev = b"%02x:%02x" % (os.major(lock.st_dev), os.minor(lock.st_dev))
+    for line in b"".join(chunks).split(b"\n"):
+        f = line.split()
+        # "N: FLOCK  ADVISORY  WRITE <pid> <maj:min:inode> 0 EOF" (a waiter's line has "->" first)
+        if len(f) >= 6 and f[1] == b"FLOCK" and f[4] == want_pid and f[5].endswith(want_ino) \
+                and f[5].startswith(dev):
+            return True
+    return False
 
 
 def _package_dir() -> str:

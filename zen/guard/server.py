@@ -27,6 +27,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import fcntl
+import json
 import os
 import selectors
 import signal
@@ -39,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from zen.adapters import procs
 from zen.guard import hook, wire
 from zen.guard.api import Context, Decision, ToolCall
 from zen.guard.audit import record_many
@@ -114,14 +116,61 @@ class Journal:
 class Conn:
     """One caller: what it sent so far, and the answer still to send."""
 
-    __slots__ = ("born", "inbox", "outbox", "size", "sock")
+    __slots__ = ("born", "inbox", "outbox", "pid", "size", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.pid = 0               # the caller's process, as the kernel says (SO_PEERCRED)
         self.inbox: list[bytes] = []
         self.size = 0
         self.outbox = b""
         self.born = time.monotonic()
+
+
+class Callers:
+    """Which job a caller belongs to, by what the kernel says (issue 31, finding M14): the process
+    of the job's tmux pane (its latest agent.spawned pid) must be among the caller's ancestors. A
+    request that names a job from anywhere else (a socket client of an agent's own, under another
+    job or under none) is refused, so no one writes a timeline, a lease or an approval in another
+    job's name."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self._panes: dict[str, int] = {}
+
+    def pane(self, job: str) -> int | None:
+        """The pid of the job's pane, from its timeline (the latest agent.spawned that has one)."""
+        if not job or "/" in job or job.startswith("."):
+            return None
+        path = os.path.join(self.home, layout.JOBS, job, layout.EVENTS)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        found: int | None = None
+        for line in data.splitlines():
+            if b'"agent.spawned"' not in line:
+                continue
+            try:
+                pid = json.loads(line).get("pid")
+            except ValueError:
+                continue
+            if isinstance(pid, int) and pid > 0:
+                found = pid
+        return found
+
+    def runs_under(self, job: str, pid: int) -> bool | None:
+        """Whether process `pid` runs under the job's pane; None when the job has no pane on record."""
+        above = procs.ancestors(pid) if pid > 0 else []
+        known = self._panes.get(job)
+        if known is not None and known in above:
+            return True
+        pane = self.pane(job)
+        if pane is None:
+            return None
+        self._panes[job] = pane
+        return pane in above
 
 
 class Server:
@@ -144,6 +193,7 @@ class Server:
         self._sock: socket.socket | None = None
         self._ino: int | None = None
         self._stamp: tuple[tuple[str, int], ...] = ()
+        self.callers = Callers(home)
         self._stamp_at = 0.0
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -258,8 +308,8 @@ class Server:
             sock.setblocking(False)
             conn = Conn(sock)
             self._conns[sock.fileno()] = conn
-            _pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                               _PEERCRED.size))
+            conn.pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                   _PEERCRED.size))
             if uid != os.getuid():
                 self._reply(conn, DECLINED_ANSWER)
                 continue
@@ -287,7 +337,7 @@ class Server:
         self._sel.unregister(conn.sock)
         records: list[Entry] = []
         try:
-            answer = self._answer(b"".join(conn.inbox), records)
+            answer = self._answer(b"".join(conn.inbox), records, conn.pid)
         except Exception as exc:  # never a traceback into nowhere: the caller decides alone
             self.log(f"{type(exc).__name__}: {exc}")
             self._drop(conn)
@@ -331,9 +381,9 @@ class Server:
         conn.sock.close()
 
     # -- one call -----------------------------------------------------------------------------
-    def _answer(self, request: bytes, records: list[Entry]) -> bytes:
-        """The answer to one request; its audit records go to `records` (committed before the
-        answer is sent)."""
+    def _answer(self, request: bytes, records: list[Entry], pid: int = 0) -> bytes:
+        """The answer to one request from process `pid`; its audit records go to `records`
+        (committed before the answer is sent)."""
         fields = wire.unpack(request, 5)
         if fields is None:
             return DECLINED_ANSWER
@@ -344,12 +394,21 @@ class Server:
             self.stopping = True
             return DECLINED_ANSWER
         argv = [os.fsdecode(a) for a in argv_b.split(b"\0")] if argv_b else []
+        env = wire.env_of(env_b)
+        claimed = env.get("ZEN_JOB_ID")
+        if claimed:
+            # None: no agent of that job on record here (not started yet, or remote): nothing to check
+            if self.callers.runs_under(claimed, pid) is False:
+                # finding M14: the job is the caller's own say; believed only from under its pane
+                return wire.pack(wire.BLOCK, b"", f"this call names job {claimed}, but it does not come "
+                                 f"from that job's agent (its pane is not among the caller's parents); "
+                                 f"blocked".encode())
 
         def recorder(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None) -> bool:
             records.append((ctx, call, decision, job_id))
             return True
 
-        code, out, reason = hook.verdict(argv, data, os.fsdecode(cwd_b), wire.env_of(env_b),
+        code, out, reason = hook.verdict(argv, data, os.fsdecode(cwd_b), env,
                                          self.writes_check, recorder=recorder)
         return wire.pack(wire.ALLOW if code == 0 else wire.BLOCK, out.encode("utf-8", "replace"),
                          reason.encode("utf-8", "replace"))
