@@ -529,3 +529,21 @@ def test_an_agent_working_in_the_home_still_cannot_read_the_logs(policy) -> None
                 domain="code", job_id="J", env=ENV)
     d = decide(ToolCall("Bash", command="cat logs/server.log"), c, policy)
     assert d.decision == D and d.rule == "self.records", d.as_dict()
+
+
+def test_a_folder_holding_agent_config_is_not_copied_into_place(policy, tmp_path: Path) -> None:
+    """M12 by the contents: `cp -r template/. .` lands template/.claude at the worktree's root."""
+    wt = tmp_path / "wt"
+    (wt / "template" / ".claude").mkdir(parents=True)
+    (wt / "template" / ".claude" / "settings.json").write_text("{}")
+    (wt / "plain").mkdir()
+    (wt / "plain" / "a.txt").write_text("a")
+    (wt / "mcp").mkdir()
+    (wt / "mcp" / ".mcp.json").write_text("{}")
+    c = on_disk(wt)
+    for command, expected in (("cp -r template/. .", D), ("rsync -a template/ ./", D), ("cp -a mcp/. .", D),
+                              ("cp -r plain/. .", A), ("cp -r plain copy", A)):
+        d = decide(ToolCall("Bash", command=command), c, policy)
+        assert d.decision == expected, (command, d.as_dict())
+        if expected == D:
+            assert d.rule == "self.protect", d.as_dict()

@@ -6,11 +6,12 @@ Every target goes through the analyser's path checks (inside the worktree: free;
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING
 
 from zen.guard.options import has, is_mode_word, remote, split_opts, val
-from zen.guard.paths import SAFE_DEVICES, norm
+from zen.guard.paths import AGENT_CONFIG_DIRS, AGENT_CONFIG_FILES, SAFE_DEVICES, norm
 from zen.guard.rules.table import HANDLERS
 from zen.guard.scripts import stdin_text
 from zen.guard.words import Cmd, State, Word, lit
@@ -99,6 +100,7 @@ def copy(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         an.read_word(s, st, recursive=True)
         _program_copy(an, name, s, dest, len(srcs) > 1 or tdir is not None)
     _copy_links(an, name, opts, srcs, dest, st)
+    _copies_agent_config(an, name, srcs, st)
     if remote(dest.text) and name in ("rsync", "scp"):
         an.need("network_requests", "approval.network", f"`{name}` copies to another host")
         return
@@ -141,6 +143,24 @@ def link(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, 
         an.write_word(dest, st, f"`{name}` creates a link at")
         return
     an.write_word(dest, st, f"`{name}` writes")
+
+
+def _copies_agent_config(an: Analyser, name: str, srcs: list[Word], st: State) -> None:
+    """A folder copied whole carries what is in it: one holding .claude/, .codex/, .gemini/ or
+    .mcp.json puts an agent's configuration wherever it lands (`cp -r template/. .`; M12). Asked
+    of the disk when the guardian may read it."""
+    if an.ctx.read is None:
+        return
+    for s in srcs:
+        if not s.known or (name in ("rsync", "scp") and remote(s.text)):
+            continue
+        t = an.target(s, st, follow_last=True)
+        if t is None or t.children:
+            continue
+        for entry in (*AGENT_CONFIG_DIRS, *AGENT_CONFIG_FILES):
+            if os.path.lexists(f"{t.path.rstrip('/')}/{entry}"):
+                an.deny("self.protect", f"`{name}` copies {s.raw}, which holds {entry}: an agent's configuration "
+                        "(hooks, MCP servers, commands it runs unguarded) is not the agent's to place")
 
 
 def _program_copy(an: Analyser, name: str, src: Word, dest: Word, into_dir: bool) -> None:
