@@ -61,3 +61,23 @@ def test_the_kill_switch_ends_every_grant_at_once(home: Path, tmp_path: Path) ->
     assert zen("kill-switch", "--reason", "test", env={"ZEN_HOME": str(home)}).returncode == 0
     r = _hook(home, cwd, "ls", "--grant")
     assert r.returncode == 0 and "permissionDecision" not in r.stdout
+
+
+def test_a_claude_jobs_private_tmpdir_is_the_jobs_own(home: Path) -> None:
+    """Claude Code's sandbox keeps its sockets under $TMPDIR, so a Claude job's TMPDIR is a short
+    private folder outside the worktree (zen.adapters.sandbox.run_dir_for): writes there are the
+    job's own, as in its worktree; any other folder of /tmp is not."""
+    wt = home / "worktrees" / "20261204T000000Z-tmp-0000"
+    wt.mkdir(parents=True)
+    (wt / "a.txt").write_text("a\n")
+    mine = f"/tmp/zen-wall-{os.getuid()}/0123456789abcdef"
+
+    def check(command: str, tmpdir: str) -> int:
+        env = {**os.environ, "ZEN_HOME": str(home), "TMPDIR": tmpdir}
+        return subprocess.run([sys.executable, "-m", "zen", "guard", "check", "--cwd", str(wt), "--worktree",
+                               str(wt), "--", command], env=env, capture_output=True, text=True).returncode
+
+    for command in ('echo x > "$TMPDIR/scratch"', 'cp a.txt "$TMPDIR/a.txt"', 'mktemp -p "$TMPDIR"'):
+        assert check(command.replace("$TMPDIR", mine), mine) == 0, command
+    assert check('echo x > /tmp/zen-wall-0/../elsewhere', mine) == 4
+    assert check(f'echo x > {mine}/scratch', "/tmp/other") == 4
