@@ -184,8 +184,9 @@ def _folder(worktree: Path, folders: list[str], rel: str, *, create: bool = Fals
         os.close(fd)
 
 
-def _read_at(dir_fd: int, name: str, rel: str, limit: int | None = None) -> tuple[bytes, int]:
-    """The bytes of regular file `name` in `dir_fd` (never through a symlink) and its mode."""
+def _read_at(dir_fd: int, name: str, rel: str, limit: int | None = None, *, data: bool = True) -> tuple[bytes, int]:
+    """The bytes of regular file `name` in `dir_fd` (never through a symlink; none unless `data`)
+    and its mode."""
     fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
@@ -193,6 +194,8 @@ def _read_at(dir_fd: int, name: str, rel: str, limit: int | None = None) -> tupl
             raise ZenError(f"{rel} is not a regular file")
         if limit is not None and st.st_size > limit:
             raise ZenError(f"{rel} is {st.st_size // 1000} kB, more than the editor opens ({limit // 1000} kB)")
+        if not data:
+            return b"", stat.S_IMODE(st.st_mode)
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -225,7 +228,7 @@ def write(home: Home, ref: str, rel: str, content: str, *, expected_sha: str | N
     name = parts[-1]
     with _folder(wt, parts[:-1], rel, create=True) as d:
         try:
-            current, mode = _read_at(d, name, rel)
+            current, mode = _read_at(d, name, rel, data=expected_sha is not None)
             existed = True
         except FileNotFoundError:
             current, mode, existed = b"", 0o666 & ~user_umask(), False
