@@ -48,6 +48,7 @@ FILES = {
     "tools/t.pl": "my $c = $ARGV[0]; system($c);\n",
     "tools/helper.py": "import os\nos.system(os.environ['X'])\n",
     "helper.py": "import os\nos.system(os.environ['X'])\n",
+    "lib/h2.py": "import os\nos.system(os.environ['X'])\n",
     "evilpkg/__init__.py": "",
     "evilpkg/__main__.py": "import shutil\nshutil.rmtree('/etc')\n",
     "evil_tests/conftest.py": "import os\nos.system(os.environ['X'])\n",
@@ -139,6 +140,10 @@ WRITE_THEN_RUN: list[Case] = [
     ("python3 tools/tool.py", D, "shell.unresolved"),            # its local import, tools/helper.py
     ("python3 -c 'import helper'", D, "shell.unresolved"),       # C1: a local module
     ("python3 -c 'from helper import x'", D, "shell.unresolved"),
+    ("PYTHONPATH=lib python3 -c 'import h2'", D, "shell.unresolved"),          # a folder on $PYTHONPATH
+    ("export PYTHONPATH=lib; python3 -c 'import h2'", D, "shell.unresolved"),
+    ("python3 -c \"import sys; sys.path.insert(0, 'lib'); import h2\"", D, "shell.unresolved"),
+    ("PYTHONPATH=$X python3 -c 'import json'", D, "opaque.exec"),
     ("python3 -m evilpkg", D, "fs.outside-worktree"),            # C1: python3 -m of the worktree's own
     ("python3 -m pytest -q evil_tests", D, "shell.unresolved"),  # C1: the conftest.py it loads
     ("pytest evil_tests/test_a.py", D, "shell.unresolved"),
@@ -189,6 +194,7 @@ WRITE_THEN_RUN_OK: list[Case] = [
     ("python3 app.py", A, None),                                 # imports good.py
     ("python3 -c 'import good; print(good.f())'", A, None),
     ("python3 -c 'import os, sys, json'", A, None),
+    ("python3 -c 'import h2'", A, None),                          # lib/ is not on sys.path
     ("python3 -m mypkg a b", A, None),
     ("python3 -m json.tool package.json", A, None),
     ("python3 -m pytest -q", A, None),                           # tests/conftest.py is benign

@@ -199,6 +199,13 @@ def scan_python(an: Any, code: str, where: str) -> None:
     aliases: dict[str, str] = {}
     consts: dict[str, Any] = {}
     local = getattr(an, "local_module", None)     # the project's own modules: judged as they are
+    if local is not None:                          # sys.path.insert(0, "tools"): imports look there too
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                    "insert", "append") and _dotted(node.func.value, {}) == "sys.path" and node.args:
+                d = node.args[-1]
+                an.memo.setdefault("pysyspath", []).append(d.value if isinstance(d, ast.Constant) and isinstance(
+                    d.value, str) else ".")
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:

@@ -32,7 +32,7 @@ from typing import Any, NoReturn
 
 from zen.guard import codescan
 from zen.guard.api import APPROVAL, READ_LIMIT, Context, Decision
-from zen.guard.paths import Target, under
+from zen.guard.paths import Target, norm, under
 from zen.guard.words import UNK, Cmd, State, Word, decode_ansi_c, lit
 
 _isdir = os.path.isdir
@@ -50,6 +50,7 @@ class ScriptRuns:
     script_argv: list[str | None] | None = None     # sys.argv of the Python file being judged
     py_file: str | None = None                      # the Python file being judged (its imports)
     st: State
+    env: dict[str, str]
     memo: dict[str, Any]
     observe: bool
     pending: Decision | None
@@ -151,8 +152,29 @@ class ScriptRuns:
             self.deny("opaque.exec", f"{where}: imports {module} from a folder only known at run time")
         for _ in range(max(level - 1, 0)):
             base = base.rsplit("/", 1)[0] or "/"
-        if not any(under(base, r) for r in self.roots):
-            return False
+        bases = [base] if level else [base, *self._python_path(st)]
+        found = False
+        for b in dict.fromkeys(bases):
+            if any(under(b, r) for r in self.roots):
+                found = self._module_in(b, module, where, run, args) or found
+        return found
+
+    def _python_path(self, st: State) -> list[str]:
+        """The worktree's folders on sys.path besides the first: $PYTHONPATH (assigned by the
+        command or in the environment) and sys.path.insert/append of a literal in the code."""
+        cmd = getattr(self, "cmd", None)
+        assigned = dict(cmd.assigns).get("PYTHONPATH") if cmd is not None else None
+        value = assigned.text if assigned is not None else st.vars.get("PYTHONPATH") or self.env.get("PYTHONPATH", "")
+        if value is None or UNK in value:
+            self.deny("opaque.exec", "Python imports from a $PYTHONPATH only known at run time")
+        out = []
+        for entry in [*value.split(":"), *self.memo.get("pysyspath", [])]:
+            folder = norm(entry or ".", st.cwd) if entry.startswith("/") or st.cwd else None
+            if folder is not None:
+                out.append(folder)
+        return out
+
+    def _module_in(self, base: str, module: str, where: str, run: bool, args: list[Word] | None) -> bool:
         parts = [p for p in module.split(".") if p]
         found = False
         folder = base
