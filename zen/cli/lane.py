@@ -39,6 +39,12 @@ def _added(spec: Mapping[str, Any]) -> Iterator[render.Out]:
     yield f"lane {spec['name']}: {spec['path']} (base {spec['base']}, domain {spec['domain']})"
     if spec.get("executor"):
         yield f"  runs on {remote_lanes.describe(dict(spec))} (zen preflight checks it)"
+    if spec.get("sandbox") == "off":
+        yield render.Note("sandbox: off: this lane's agents run without an OS sandbox, so only the guardian's "
+                          "parser stands between them and zen's home, other jobs and your secrets; its jobs "
+                          "are shown as unguarded")
+    elif spec.get("network"):
+        yield f"  its agents' commands may reach: {', '.join(spec['network'])}"
     note = trust_note(Path(spec["path"]), str(spec["name"]))
     if note:
         yield render.Note(note)
@@ -56,6 +62,10 @@ def lane_add(
                                   "sandbox (default: inside zen's sandbox), accept (as they are), refuse."),
     unguarded_shell: bool = typer.Option(False, "--unguarded-shell",
                                          help="Let such agents run shell commands (aider's are off otherwise)."),
+    sandbox: str = typer.Option(None, "--sandbox", help="on (the default: every agent inside an OS sandbox) or "
+                                "off (none: the lane's jobs are shown as unguarded)."),
+    network: list[str] = typer.Option([], "--network", help="A host (HOST or HOST:PORT) the agents' commands may "
+                                      "reach besides the model's API (repeatable; none by default)."),
     executor: str = EXECUTOR,
     ray_address: str = RAY_ADDRESS,
     ray_resource: list[str] = RAY_RESOURCE,
@@ -65,6 +75,12 @@ def lane_add(
     """Register a lane (refuses a path that is not a git repository or a base that does not resolve)."""
     change = _change(executor, ray_address, ray_resource, remote)
     extra = remote_lanes.apply({}, change, name) if not change.empty else None
+    if sandbox is not None:
+        if sandbox not in ("on", "off"):
+            raise UsageError(f"--sandbox must be on or off, not {sandbox!r}")
+        extra = {**(extra or {}), "sandbox": sandbox}
+    if network:
+        extra = {**(extra or {}), "network": list(network)}
     spec = add_lane(common.home(), name, path, base, domain, setup, include, unguarded=unguarded,
                     unguarded_shell=unguarded_shell, extra=extra)
     render.emit(spec, json_out, _added)
