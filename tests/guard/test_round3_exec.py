@@ -200,6 +200,8 @@ WRITE_THEN_RUN_OK: list[Case] = [
     ("python3 -m pytest -q", A, None),                           # tests/conftest.py is benign
     ("python3 -m pytest -q tests", A, None),
     ("pytest tests/test_ok.py", A, None),
+    ("pytest -p no:cacheprovider -q tests", A, None),
+    ("pytest -p myplugin tests", P, "approval.unjudged"),
     ("make test", A, None),
     ("make build", A, None),                                     # $(CC) and $(CFLAGS) expand as make does
     ("make clean", A, None),

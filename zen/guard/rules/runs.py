@@ -160,7 +160,9 @@ def pytest(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None
     if any(not a.known for a in args):
         an.deny("opaque.exec", f"`{name}` with an argument only known at run time")
     texts = [a.text for a in args]
-    if any(t in ("-p",) or (t.startswith("-p") and len(t) > 2 and not t.startswith("-pa")) for t in texts):
+    plugins = [texts[i + 1] if t == "-p" and i + 1 < len(texts) else t[2:] for i, t in enumerate(texts)
+               if t == "-p" or (t.startswith("-p") and len(t) > 2)]
+    if any(not p.startswith("no:") for p in plugins):          # -p no:cacheprovider turns one off
         an.unjudged(f"`{name} -p` loads a plugin the guardian cannot judge")
     paths = [a for a in args if not a.text.startswith("-") and "::" not in a.text] or [lit(".")]
     dirs: list[str] = []
