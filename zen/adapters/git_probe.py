@@ -72,6 +72,19 @@ def current_branch(repo: Path) -> str | None:
 
 
 def common_dir(path: Path) -> Path | None:
-    """The git directory a worktree shares with its main checkout (`<repo>/.git`), or None."""
+    """The git directory a worktree shares with its main checkout (`<repo>/.git`), or None. Read
+    from the worktree's `.git` pointer and its git dir's `commondir` (no process: it is asked at
+    every start), else asked of git."""
+    if (path / ".git" / "HEAD").is_file():     # a main checkout: its own .git
+        return (path / ".git").resolve()
+    try:
+        pointer = (path / ".git").read_text().strip()
+        if pointer.startswith("gitdir: "):
+            gitdir = (path / pointer[len("gitdir: "):]).resolve()
+            found = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+            if (found / "HEAD").is_file():
+                return found
+    except (OSError, ValueError):
+        pass
     r = _git(path, "rev-parse", "--path-format=absolute", "--git-common-dir")
     return Path(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else None

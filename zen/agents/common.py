@@ -125,7 +125,9 @@ def job_sandbox(ctx: LaunchContext) -> dict[str, Any] | None:
     if not ctx.wall or not wall_enabled(ctx.lane):
         return None
     sandbox = sandbox_settings(worktree=ctx.worktree, zen_home=ctx.home, handoff=ctx.handoff, job_dir=ctx.job_dir,
-                               hosts=lane_hosts(ctx.lane), git_dir=common_dir(ctx.worktree))
+                               hosts=lane_hosts(ctx.lane),
+                               # from the lane's checkout (zen.yaml's), not the worktree's pointer
+                               git_dir=common_dir(ctx.repo or ctx.worktree))
     sandbox["filesystem"]["allowWrite"].append(str(sandbox_tmp(ctx)))
     return sandbox
 
