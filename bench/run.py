@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 MODULES = [
     "bench.guard",
+    "bench.sandbox",
     "bench.coord",
     "bench.dispatch",
     "bench.cli",
