@@ -302,3 +302,34 @@ def continue_below(pid: int) -> list[int]:
 
 
 __all__ = ["Waits", "busy_below", "continue_below", "descendants", "state", "stop_below", "waits"]
+
+
+def with_env(name: str, values: set[str]) -> dict[int, str]:
+    """Every process of this user whose environment sets `name` to one of `values`: pid -> value.
+    A job's processes all carry its ZEN_JOB_ID (the pane exports it, children inherit it), so this
+    finds those that left the pane's tree (`setsid`, `nohup ... &`, a daemon of its own)."""
+    me, found = os.getpid(), {}
+    prefix = name.encode() + b"="
+    wanted = {v.encode() for v in values}
+    for entry in os.scandir(PROC):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        for item in env.split(b"\0"):
+            if item.startswith(prefix) and item[len(prefix):] in wanted:
+                found[int(entry.name)] = item[len(prefix):].decode()
+                break
+    return found
+
+
+def sweep(name: str, values: set[str]) -> list[int]:
+    """SIGKILL every process with_env(name, values) finds; the pids signalled."""
+    pids = sorted(with_env(name, values))
+    _send(pids, signal.SIGKILL)
+    return pids

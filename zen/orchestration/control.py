@@ -559,4 +559,6 @@ def stop_all(home: Home, reason: str) -> list[str]:
         return []
     with ThreadPoolExecutor(max_workers=min(16, len(live))) as pool:
         list(pool.map(lambda j: _stop_serialised(home, j, reason), live))
+    # what a job started and detached from its pane (setsid, nohup ... &) still carries its id
+    procs.sweep("ZEN_JOB_ID", set(live))
     return live
