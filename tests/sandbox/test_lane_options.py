@@ -31,3 +31,15 @@ def test_a_wall_that_is_neither_on_nor_off_is_a_usage_error(home: Path, git_repo
     r = zen("lane", "add", "odd", str(git_repo), "--sandbox", "maybe")
     assert r.returncode == 2 and one_line(r.stderr) and "on or off" in r.stderr
     assert "odd" not in (home / "zen.yaml").read_text()
+
+
+def test_a_claude_job_whose_sandbox_cannot_start_fails_its_preflight(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from zen.agents import wall
+
+    assert wall.spawn_check("claude", "app", {"sandbox": "off"}) is None       # no wall: nothing to check
+    assert wall.spawn_check("codex", "app", {}) is None                        # Codex brings its own
+    if wall.works()[0] and wall.forwards_work()[0]:
+        assert wall.spawn_check("claude", "app", {})[0] == "PASS"  # type: ignore[index]
+    monkeypatch.setattr(wall, "works", lambda: (False, "bubblewrap is not installed (apt-get install bubblewrap)"))
+    status, say = wall.spawn_check("claude", "app", {})  # type: ignore[misc]
+    assert status == "FAIL" and "cannot start here: bubblewrap is not installed" in say and one_line(say)

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from zen.adapters.sandbox import Forward, Wall
+from zen.adapters.sandbox import Forward, Wall, forwards_work, works
 
 # the user's credential stores, hidden (bubblewrap) or denied for reading (Claude's sandbox), below
 # the user's home; the whole home is hidden by bubblewrap, so this list matters where only named
@@ -122,3 +123,20 @@ def job_wall(*, agent: str, argv: list[str], worktree: Path, zen_home: Path, han
     hide = tuple(sorted({zen_home, home}, key=lambda p: len(p.parts)))   # the outer one first
     return Wall(worktree=worktree, hide=hide, read_only=tuple(ro), network="none",
                 forwards=fwd, run_dir=run_dir, home=home)
+
+
+# the agents whose wall is Claude Code's own sandbox, which needs bubblewrap and socat on Linux
+CLAUDE_SANDBOXED = frozenset({"claude"})
+
+
+def spawn_check(agent: str, lane_name: str | None, lane: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """("PASS" | "FAIL", sentence) on whether the agent's wall can stand on this machine; None when
+    there is nothing to check (a lane without the wall, an agent whose wall is its own binary's)."""
+    if agent not in CLAUDE_SANDBOXED or not enabled(lane) or sys.platform == "darwin":
+        return None   # macOS: Claude Code's sandbox is Seatbelt, part of the system
+    where = f"lane {lane_name}" if lane_name else "this repository"
+    for ok, why in (works(), forwards_work()):
+        if not ok:
+            return "FAIL", (f"Claude Code's sandbox, the wall of every job on {where}, cannot start here: {why}; "
+                            f"or turn the wall off for the lane (sandbox: off) and run its agents unguarded")
+    return "PASS", "Claude Code runs inside its own sandbox (bubblewrap and socat are here)"

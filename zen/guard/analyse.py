@@ -92,8 +92,7 @@ _NO_CODE_OPTIONS = {
 # variables that name programs or the folders programs, libraries and configuration come from
 _PATH_LIKE = re.compile(r"PATH|LIB|DIRS?$|HOME$|_CMD$|COMMAND$|PROGRAM$|_BIN$|_EXE$|PAGER$|EDITOR$|SHELL$|"
                         r"BROWSER$|CONFIG|^(CC|CXX|CPP|LD|AR|AS|FC|MAKE|PYTHON\d?|NODE|PERL|RUBY|TERMINAL)$")
-# zen.adapters.sandbox.run_dir_for: /tmp/zen-wall-<uid>/<16 hex digits>, one per job
-_JOB_TMP = re.compile(r"/tmp/zen-wall-\d+/[0-9a-f]{16}")
+_JOB_TMP = re.compile(r"/tmp/zen-wall-\d+/[0-9a-f]{16}")   # zen.adapters.sandbox.run_dir_for
 _SYSTEM_DIRS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/opt/", "/snap/", "/nix/store/")
 _NULL_REDIRECT = re.compile(r"(?:\d*|&)>>?\s*/dev/null\b|\d*>&\s*\d+|\d*<&\s*\d+")
 
@@ -147,9 +146,7 @@ class Analyser(PathChecks, ScriptRuns):
                     roots.append(r)
             except (OSError, ValueError):
                 pass
-        # a Claude Code job's $TMPDIR is a short private folder of its own outside the worktree
-        # (its sandbox's sockets do not fit under a worktree's path): the job's, like the worktree
-        tmp = (ctx.env or {}).get("TMPDIR") or ""
+        tmp = (ctx.env or {}).get("TMPDIR") or ""   # a Claude job's private one is the job's own
         if wt and _JOB_TMP.fullmatch(tmp):
             roots.append(tmp)
         self.roots = roots

@@ -30,6 +30,7 @@ from zen.agents.settings import hook_settings
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
 from zen.agents.wall import enabled as wall_enabled
+from zen.agents.wall import spawn_check as wall_check
 from zen.core.events import EventType as E
 from zen.core.model import Task
 from zen.errors import ZenError
@@ -308,9 +309,13 @@ def run_preflight(ctx: JobContext, *, durable: bool = True) -> None:
     """Preflight before the agent may start (DESIGN section 7): recorded either way; a FAIL
     stops the spawn with the report in the timeline."""
     report = preflight.for_spawn(ctx.home, ctx.task.lane, hook_settings(zen_argv()))
-    unguarded = spawn_check(ctx.agent, ctx.task.lane, lane_of(ctx).spec)
+    spec = lane_of(ctx).spec
+    unguarded = spawn_check(ctx.agent, ctx.task.lane, spec)
     if unguarded is not None:  # a copy: the spawn cache keeps the shared report
         report = preflight.Report([*report.checks, preflight.Check(f"agent {ctx.agent}", *unguarded)])
+    wall = wall_check(ctx.agent, ctx.task.lane, spec)
+    if wall is not None:
+        report = preflight.Report([*report.checks, preflight.Check(f"sandbox of {ctx.agent}", *wall)])
     if not report.ok:
         ctx.append(E.PREFLIGHT_FAILED, report=report.as_dict()["checks"])
         first = report.failures[0]
