@@ -307,6 +307,27 @@ def test_kill_of_a_real_pid_is_allowed_only_for_a_process_of_the_job(policy, tmp
             p.wait()
 
 
+def test_inline_pythons_os_kill_follows_the_rule_of_kill(policy, tmp_path: Path) -> None:
+    """Finding H8: `python3 -c 'import os,signal; os.kill(<supervisor>, signal.SIGKILL)'` was allowed."""
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    mine = _sleeper({**base, "ZEN_JOB_ID": "J"})
+    stranger = _sleeper(base)
+    try:
+        c = on_disk(tmp_path)
+        cases = [(f"import os,signal; os.kill({stranger.pid}, signal.SIGKILL)", D),
+                 (f"import os; os.kill({os.getppid()}, 9)", D), ("import os; os.killpg(0, 9)", D),
+                 ("import os; os.kill(int(open('pid').read()), 15)", D),
+                 (f"import os,signal; os.kill({mine.pid}, signal.SIGTERM)", A),
+                 (f"import os; os.kill({stranger.pid}, 0)", A)]          # a probe sends nothing
+        for code, expected in cases:
+            d = decide(ToolCall("Bash", command=f"python3 -c {code!r}"), c, policy)
+            assert d.decision == expected, (code, d.as_dict())
+    finally:
+        for p in (mine, stranger):
+            p.kill()
+            p.wait()
+
+
 def test_proc_self_resolved_on_disk_is_still_judged(policy, tmp_path: Path) -> None:
     """With symlinks resolved (/proc/thread-self is /proc/<pid>/task/<tid>), environ stays denied
     and the reader's own cmdline stays allowed."""

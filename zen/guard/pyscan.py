@@ -19,6 +19,7 @@ from typing import Any
 
 from zen.guard import pyvalues
 from zen.guard.defaults import MESSAGE_SERVICES
+from zen.guard.rules import signals
 from zen.guard.rules.leaks import environ_sent
 from zen.guard.sqlscan import destructive_orm, destructive_sql
 from zen.guard.words import is_secret_name
@@ -290,6 +291,8 @@ def _py_call(an: Any, ev: _PyEval, node: Any, aliases: dict[str, str], where: st
                 an.deny("sql.destructive", f"{where}: destructive SQL ({bad})")
         elif node.func.attr in ("execute", "executescript", "executemany", "exec_driver_sql"):
             an.deny("sql.unresolved", f"{where}: SQL only known at run time")
+    if fn in signals.PY_SIGNAL_CALLS:   # os.kill and friends: the rule of `kill` (rules/signals.py)
+        signals.py_signal(an, fn, [ev.value(a) for a in args], where)
     if _py_runs(an, ev, node, fn, where) or _py_files(an, ev, node, fn, where):
         return
     _py_other(an, ev, node, fn, aliases, where)
