@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.helpers import REPO_ROOT, one_line, wait_until, zen, zen_json
+from tests.helpers import REPO_ROOT, ZEN, one_line, wait_until, zen, zen_json
 from tests.supervisor.util import (
     dispatch_cmd,
+    events,
     gap_free,
     review_show,
     snap,
@@ -195,19 +197,21 @@ def test_a_spawn_cut_short_is_resumed_in_place_once(zh: Path, lane: Path, sups) 
 def test_zen_hook_without_job_context_is_silent_and_never_fails(zh: Path, sup) -> None:
     r = zen("hook", "Stop", input='{"last_assistant_message": "done"}')
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
-    job = dispatch_cmd("read x", "hooked")
-    wait_state(zh, job, "waiting")
-    env = {"ZEN_JOB_ID": job}
-    r = zen("hook", "UserPromptSubmit", input="not json at all", env=env)
-    assert r.returncode == 0 and r.stderr == ""
-    wait_state(zh, job, "working")
-    r = zen("hook", "Notification", input='{"notification_type": "permission_prompt", "message": "x"}', env=env)
-    assert r.returncode == 0
-    s = wait_state(zh, job, "waiting")
-    assert s.reason == "approval"
-    r = zen("hook", "codex-notify", '{"type": "agent-turn-complete", "last-assistant-message": "Shall I?"}',
-            env=env)
-    assert r.returncode == 0
+    # the hooks as an agent runs them, from under its job's pane: malformed input is silent too
+    z = " ".join(shlex.quote(a) for a in ZEN)
+    job = dispatch_cmd(f"printf 'not json at all' | {z} hook UserPromptSubmit; sleep 0.5; "
+                       f"printf '%s' '{{\"notification_type\": \"permission_prompt\", \"message\": \"x\"}}' "
+                       f"| {z} hook Notification; sleep 0.5; "
+                       f"{z} hook codex-notify '{{\"type\": \"agent-turn-complete\", "
+                       f"\"last-assistant-message\": \"Shall I?\"}}'; read x", "hooked")
+    wait_event(zh, job, "turn.working", actor="hook")
+    wait_event(zh, job, "turn.waiting", reason="approval", actor="hook")
     wait_event(zh, job, "turn.waiting", reason="question", hook="codex-notify")
+    # from anywhere else, a turn signal in a live job's name is not believed (finding M14)
+    seen = len(events(zh, job))
+    r = zen("hook", "UserPromptSubmit", input="{}", env={"ZEN_JOB_ID": job})
+    assert r.returncode == 0 and r.stderr == ""
+    time.sleep(0.5)
+    assert [e for e in events(zh, job)[seen:] if e.get("actor") == "hook"] == []
     r = zen("hook", "Stop", input="{}", env={"ZEN_JOB_ID": "../../etc"})
     assert r.returncode == 0 and r.stderr == ""

@@ -27,7 +27,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import fcntl
-import json
 import os
 import selectors
 import signal
@@ -47,7 +46,7 @@ from zen.guard.audit import record_many
 from zen.guard.client import socket_path
 from zen.guard.context import Guard
 from zen.store import layout
-from zen.store.readers import HomeError, discover_home
+from zen.store.readers import HomeError, discover_home, pane_pid
 
 MAX_REQUEST = 3 * wire.MAX_FIELD
 READ_S = 2.0
@@ -138,35 +137,13 @@ class Callers:
         self.home = home
         self._panes: dict[str, int] = {}
 
-    def pane(self, job: str) -> int | None:
-        """The pid of the job's pane, from its timeline (the latest agent.spawned that has one)."""
-        if not job or "/" in job or job.startswith("."):
-            return None
-        path = os.path.join(self.home, layout.JOBS, job, layout.EVENTS)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
-        found: int | None = None
-        for line in data.splitlines():
-            if b'"agent.spawned"' not in line:
-                continue
-            try:
-                pid = json.loads(line).get("pid")
-            except ValueError:
-                continue
-            if isinstance(pid, int) and pid > 0:
-                found = pid
-        return found
-
     def runs_under(self, job: str, pid: int) -> bool | None:
         """Whether process `pid` runs under the job's pane; None when the job has no pane on record."""
         above = procs.ancestors(pid) if pid > 0 else []
         known = self._panes.get(job)
         if known is not None and known in above:
             return True
-        pane = self.pane(job)
+        pane = pane_pid(self.home, job)
         if pane is None:
             return None
         self._panes[job] = pane

@@ -28,11 +28,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from zen.adapters import procs
 from zen.core import messages
 from zen.core.events import Actor, EventType
 from zen.store import events
 from zen.store.layout import JobPaths
 from zen.store.readers import job_dir as job_dir_of
+from zen.store.readers import pane_pid
 
 E = EventType
 
@@ -212,6 +214,9 @@ def _main(argv: list[str]) -> int:
     paths = JobPaths(found_dir)
     if not paths.events.is_file():
         return 0
+    pane = pane_pid(home, job)
+    if pane is not None and pane not in procs.ancestors(os.getpid()):
+        return 0    # not from under that job's pane: a turn signal in its name is not believed (M14)
     found = translate(event, payload)
     if found is None:
         return 0
