@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -26,30 +22,6 @@ pytestmark = [pytest.mark.claude,
                                  "(.ci/run installs bubblewrap and socat)")]
 
 SECRET = "AKIA-ZEN-TEST-SECRET-7f3c"
-
-
-class _Sink(BaseHTTPRequestHandler):
-    got: ClassVar[list[bytes]] = []
-
-    def do_POST(self) -> None:
-        self.got.append(self.rfile.read(int(self.headers.get("content-length") or 0)))
-        self.send_response(200)
-        self.end_headers()
-
-    do_PUT = do_POST
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def sink() -> Iterator[tuple[str, list[bytes]]]:
-    """A receiver on a second loopback address, which no lane allows."""
-    got: ClassVar[list[bytes]] = []
-    srv = ThreadingHTTPServer(("127.0.0.2", 0), type("S", (_Sink,), {"got": got}))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.2:{srv.server_address[1]}/", got
-    srv.shutdown()
 
 
 def _refs(repo: Path) -> str:

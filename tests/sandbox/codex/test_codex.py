@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -22,27 +18,6 @@ from tests.helpers import git, wait_until, zen
 from zen.adapters.git import add_worktree
 
 pytestmark = pytest.mark.agents
-
-
-class _Sink(BaseHTTPRequestHandler):
-    got: ClassVar[list[bytes]] = []
-
-    def do_POST(self) -> None:
-        self.got.append(self.rfile.read(int(self.headers.get("content-length") or 0)))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def sink() -> Iterator[tuple[str, list[bytes]]]:
-    got: list[bytes] = []
-    srv = ThreadingHTTPServer(("127.0.0.2", 0), type("S", (_Sink,), {"got": got}))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.2:{srv.server_address[1]}/", got
-    srv.shutdown()
 
 
 def _refs(repo: Path) -> str:
