@@ -46,7 +46,8 @@ from zen.guard.audit import record_many
 from zen.guard.client import socket_path
 from zen.guard.context import Guard
 from zen.store import layout
-from zen.store.readers import HomeError, discover_home, pane_pid
+from zen.store.panes import pane_pid
+from zen.store.readers import HomeError, discover_home
 
 MAX_REQUEST = 3 * wire.MAX_FIELD
 READ_S = 2.0

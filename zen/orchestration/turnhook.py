@@ -33,8 +33,8 @@ from zen.core import messages
 from zen.core.events import Actor, EventType
 from zen.store import events
 from zen.store.layout import JobPaths
+from zen.store.panes import pane_pid
 from zen.store.readers import job_dir as job_dir_of
-from zen.store.readers import pane_pid
 
 E = EventType
 

@@ -169,26 +169,3 @@ def _lanes_ruamel(home: str) -> dict[str, dict[str, str]]:
     except Exception:
         return {}
 
-
-def pane_pid(home: str, job_id: str) -> int | None:
-    """The pid of a job's tmux pane (its latest agent.spawned that names one), from its timeline;
-    None for a job with no local agent on record. What zen's channels check a caller against: the
-    job's own processes all run below its pane, and a process cannot choose its ancestors."""
-    if not job_id or "/" in job_id or job_id.startswith("."):
-        return None
-    try:
-        with open(os.path.join(home, layout.JOBS, job_id, layout.EVENTS), "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    found: int | None = None
-    for line in data.splitlines():
-        if b'"agent.spawned"' not in line:
-            continue
-        try:
-            pid = json.loads(line).get("pid")
-        except ValueError:
-            continue
-        if isinstance(pid, int) and pid > 0:
-            found = pid
-    return found
