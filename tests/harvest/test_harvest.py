@@ -310,3 +310,23 @@ def test_the_json_form_of_a_harvest_keeps_its_fields_and_what_harvest_done_recor
                 "snapshot"):
         assert done[key] == data[key], key
     assert result.brief() == {"branch": data["branch"], "commit": data["commit"], "files": 1}
+
+
+def test_review_md_names_the_files_that_configure_agents_first(lane: Path, home: Path) -> None:
+    """Finding M12: a harvest committed `.claude/` hooks and a project `.mcp.json` with nothing to
+    flag them; once landed they run in every later session, unguarded. review.md names them."""
+    job_id, wt = start_job(home, lane)
+    (wt / ".claude").mkdir()
+    (wt / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
+    (wt / ".mcp.json").write_text("{}\n")
+    (wt / "src" / "app.py").write_text("print('changed')\n")
+    result = harvest(JobContext.load(Home(home), job_id))
+    assert result.agent_config == [".claude/settings.json", ".mcp.json"]
+    review = Path(result.review).read_text()
+    section = review.split("## Files that configure agents", 1)[1]
+    assert "`.claude/settings.json`" in section and "`.mcp.json`" in section and "src/app.py" not in section.split("##")[0]
+    # an ordinary harvest says nothing of the kind
+    other, wt2 = start_job(home, lane, name="plain")
+    (wt2 / "src" / "app.py").write_text("print('plain')\n")
+    plain = harvest(JobContext.load(Home(home), other))
+    assert plain.agent_config == [] and "configure agents" not in Path(plain.review).read_text()

@@ -9,7 +9,7 @@ files stay exactly as they were. A running agent can be harvested without stoppi
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ class Harvest:
     worktree: str
     review: str
     reported: list[dict[str, Any]]  # act-and-report: actions beyond the worktree the guardian let through
+    agent_config: list[str] = field(default_factory=list)   # changed files that configure agents
 
     def brief(self) -> dict[str, Any]:
         """Where the work went, as the stop commands report it."""
@@ -146,6 +147,7 @@ def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -
 
     commits = g.commits_between(worktree, base_commit, shot.commit)
     files, ins, dels, stat = g.diff_numbers(worktree, base_commit, shot.commit)
+    changed = g.out(worktree, "diff", "--name-only", "--no-renames", base_commit, shot.commit).splitlines()
     base_tip = g.rev(repo, base_ref) if repo.is_dir() else None
     if base_tip is None:
         base_tip = g.rev(worktree, base_ref)
@@ -164,6 +166,7 @@ def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -
         reported=[{"rule": e.get("rule"), "command": e.get("command") or e.get("file_path"), "ts": e.get("ts")}
                   for e in events
                   if e.get("type") == E.GUARD_ALLOWED and str(e.get("rule", "")).startswith("report.")],
+        agent_config=[n for n in changed if configures_agents(n)],
     )
     atomic_write(ctx.paths.review, render_review(result, task.name, task.prompt))
     return result
@@ -173,6 +176,17 @@ def _message(job_id: str, name: str) -> str:
     return (f"zen: uncommitted work of {name}\n\n"
             f"Files the agent left uncommitted in its worktree, snapshotted by zen harvest.\n\n"
             f"Zen-Job: {job_id}\n")
+
+
+AGENT_DIRS = frozenset({".claude", ".codex", ".gemini"})
+AGENT_FILES = frozenset({".mcp.json", "CLAUDE.md", "AGENTS.md", "GEMINI.md"})
+
+
+def configures_agents(path: str) -> bool:
+    """Whether a repository file configures the agents that will work in it: their settings, hooks
+    and commands (`.claude/`, `.codex/`, `.gemini/`), project MCP servers, their instructions."""
+    parts = path.split("/")
+    return bool(AGENT_DIRS.intersection(parts[:-1])) or parts[-1] in AGENT_FILES
 
 
 def render_review(r: Harvest, name: str, prompt: str) -> str:
@@ -207,6 +221,13 @@ def render_review(r: Harvest, name: str, prompt: str) -> str:
         lines.append("- none: the agent changed nothing")
     lines += ["", "## Diffstat", "", "```", r.diffstat or "(no changes)", "```", ""]
     lines += review_lines(r.predicted_conflicts, r.lane)
+    if r.agent_config:
+        # finding M12: project settings an agent reads at its next start (hooks, MCP servers, helper
+        # commands) run unguarded once landed; a reviewer must see them before anything else does
+        lines += ["## Files that configure agents (read them first)", "",
+                  "These change what Claude Code, Codex or Gemini CLI run in this repository (hooks, MCP",
+                  "servers, commands) for every later session once landed:", ""]
+        lines += [f"- `{n}`" for n in r.agent_config] + [""]
     if r.reported:
         lines += ["## Actions beyond the worktree (act-and-report)", ""]
         lines += [f"- {a['ts']} `{a['command']}` ({a['rule']})" for a in r.reported]
