@@ -189,6 +189,7 @@ class FakeServer:
         if lock:
             self.lock_fd = os.open(home / "control" / "guard.lock", os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.lockf(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self.path = home / "control" / "guard.sock"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(str(self.path))

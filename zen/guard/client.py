@@ -15,8 +15,10 @@ layout's names); json, the parser and the rules load only in the server, or in t
 from __future__ import annotations
 
 import _socket  # the C module: `socket` would load enum and more on the hook's lean path
+import fcntl
 import os
 import stat
+import struct
 import sys
 import time
 
@@ -93,34 +95,29 @@ def ask(home: str, argv: list[str], data: bytes, wait: float = WAIT_S) -> tuple[
 
 
 def _is_the_resident_guardian(sock: _socket.socket, home: str) -> bool:
-    """Whether the process behind `sock` is the home's resident guardian: the one holding its
-    guard lock (control/guard.lock, flock'ed by `zen guard serve` for as long as it runs). A socket
-    an agent bound and renamed over control/guard.sock, answering "allow" to everything, holds no
-    such lock: its answers are never read (the hook decides in this process instead)."""
+    """Whether the process behind `sock` is the home's resident guardian: the one holding the
+    record lock on its guard lock file (control/guard.lock, taken by `zen guard serve` for as long
+    as it runs; fcntl's F_GETLK names the holder). A socket an agent bound and renamed over
+    control/guard.sock, answering "allow" to everything, holds no such lock: its answers are never
+    read (the hook decides in this process instead)."""
     try:
         cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
         pid = int.from_bytes(cred[0:4], sys.byteorder, signed=True)
         if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid() or pid <= 0:
             return False
-        lock = os.stat(os.path.join(home, layout.CONTROL, layout.GUARD_SERVER_LOCK))
-        fd = os.open("/proc/locks", os.O_RDONLY)
+        fd = os.open(os.path.join(home, layout.CONTROL, layout.GUARD_SERVER_LOCK), os.O_RDWR)
         try:
-            chunks = []
-            while chunk := os.read(fd, 65536):
-                chunks.append(chunk)
+            probe = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+            got = fcntl.fcntl(fd, fcntl.F_GETLK, probe)
         finally:
             os.close(fd)
-    except OSError:
+        l_type, _whence, _start, _len, holder = struct.unpack(_FLOCK, got)
+    except (OSError, ValueError, struct.error):
         return False
-    want_pid, want_ino = str(pid).encode(), b":" + str(lock.st_ino).encode()
-    dev = b"%02x:%02x" % (os.major(lock.st_dev), os.minor(lock.st_dev))
-    for line in b"".join(chunks).split(b"\n"):
-        f = line.split()
-        # "N: FLOCK  ADVISORY  WRITE <pid> <maj:min:inode> 0 EOF" (a waiter's line has "->" first)
-        if len(f) >= 6 and f[1] == b"FLOCK" and f[4] == want_pid and f[5].endswith(want_ino) \
-                and f[5].startswith(dev):
-            return True
-    return False
+    return bool(l_type != fcntl.F_UNLCK and holder == pid)
+
+
+_FLOCK = "hhqqi4x"   # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
 
 
 def _package_dir() -> str:

@@ -180,7 +180,10 @@ class Server:
         fd = os.open(os.path.join(self.control, layout.GUARD_SERVER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            # a record lock too, whose holder the hook can ask the kernel for (F_GETLK): how it
+            # tells this server's socket from one planted in its place (guard/client.py)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             os.close(fd)
             return False
         self._lock_fd = fd
