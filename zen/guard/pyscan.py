@@ -14,6 +14,7 @@ command runs Python.
 from __future__ import annotations
 
 import ast
+import functools
 import posixpath
 from typing import Any
 
@@ -191,9 +192,16 @@ class _PyEval:
         return None
 
 
+@functools.lru_cache(maxsize=256)
+def _parse(code: str) -> ast.Module:
+    """The tree of `code`, shared by every scan of the same code (a batch, the resident guardian):
+    the scans only walk it, never change it."""
+    return ast.parse(code)
+
+
 def scan_python(an: Any, code: str, where: str) -> None:
     try:
-        tree = ast.parse(code)
+        tree = _parse(code)
     except (SyntaxError, ValueError):
         an.deny("opaque.exec", f"{where}: Python code that does not parse cannot be checked")
         return
