@@ -17,7 +17,7 @@ from tests.supervisor.util import dispatch_sim, events, wait_event
 def test_a_request_in_a_live_jobs_name_from_outside_its_pane_is_refused(zh: Path, tmp_path: Path, sup) -> None:
     job = dispatch_sim(zh, tmp_path, "victim", [{"say": "ready"}, {"wait": True}])
     wait_event(zh, job, "turn.waiting", timeout=30)
-    wait_until(lambda: (zh / "control" / "guard.sock").exists(), timeout=20, message="the resident guardian")
+    wait_until((zh / "control" / "guard.sock").exists, timeout=20, message="the resident guardian")
     wt = zh / "worktrees" / job
     before = len(events(zh, job))
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(wt),
