@@ -109,14 +109,17 @@ def test_zen_demo_is_a_command_and_make_demo_runs_it() -> None:
 
 
 def test_shell_completion_is_typers_and_completes_commands_and_options(tmp_path: Path) -> None:
-    r = zen("--show-completion", "bash")
+    # typer finds the shell from the parent processes (a bash in a terminal); CI runs under sh with
+    # no $SHELL, so the shell is named, as typer's own tests name it
+    named = {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    r = zen("--show-completion", "bash", env=named)
     assert r.returncode == 0 and "_zen_completion()" in r.stdout and "_ZEN_COMPLETE=complete_bash" in r.stdout, r.stdout
     asked = {"_ZEN_COMPLETE": "complete_bash", "COMP_WORDS": "zen d", "COMP_CWORD": "1"}
     words = zen(env=asked).stdout.split()
     assert {"demo", "doctor", "dispatch", "deny"} <= set(words), words
     words = zen(env={**asked, "COMP_WORDS": "zen doctor --re", "COMP_CWORD": "2"}).stdout.split()
     assert words == ["--rebuild"], words
-    r = zen("--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    r = zen("--install-completion", "bash", env={**named, "HOME": str(tmp_path), "SHELL": "/bin/bash"})
     assert r.returncode == 0 and "bash completion installed" in r.stdout, r.stdout + r.stderr
     assert "zen.sh" in (tmp_path / ".bashrc").read_text()
     assert "--install-completion" in zen("--help").stdout
