@@ -33,7 +33,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 NETWORKS = ("none", "host")
@@ -53,12 +53,10 @@ class Wall:
     worktree: Path                              # read-write, the cwd
     hide: tuple[Path, ...] = ()                 # empty folders over these (zen's home, the user's home)
     read_only: tuple[Path, ...] = ()            # bound back read-only (inside what is hidden, or not)
-    writable: tuple[Path, ...] = ()             # bound read-write besides the worktree
     network: str = "none"                       # "none": own namespace + forwards; "host": the host's
     forwards: tuple[Forward, ...] = ()          # host:port reachable from inside (network "none")
     run_dir: Path | None = None                 # where the forwards' sockets live (private, outside)
     home: Path | None = None                    # $HOME inside
-    env: dict[str, str] = field(default_factory=dict)
 
 
 def bwrap() -> str | None:
@@ -111,23 +109,30 @@ def forwards_work() -> tuple[bool, str]:
     return True, ""
 
 
+def ready() -> tuple[bool, str]:
+    """(usable, why not): the whole wall can stand here, the forwarding of its endpoints too."""
+    ok, why = works()
+    return (ok, why) if not ok else forwards_work()
+
+
 def _alias(forwards: tuple[Forward, ...]) -> dict[str, str]:
     """host -> the loopback address it has inside the wall (loopback addresses keep their own)."""
     out: dict[str, str] = {}
+    named = 0
     for f in forwards:
         if f.host in out:
             continue
         if f.host == "localhost" or f.host.startswith("127."):
             out[f.host] = "127.0.0.1" if f.host == "localhost" else f.host
         else:
-            out[f.host] = f"{_ALIAS_NET}{len([a for a in out.values() if a.startswith(_ALIAS_NET)]) + 1}"
+            named += 1
+            out[f.host] = f"{_ALIAS_NET}{named}"
     return out
 
 
 def hosts_text(forwards: tuple[Forward, ...]) -> str:
     lines = ["127.0.0.1 localhost", "::1 localhost"]
-    lines += [f"{addr} {host}" for host, addr in _alias(forwards).items() if not addr.startswith("127.0.0.")
-              or host != addr]
+    lines += [f"{addr} {host}" for host, addr in _alias(forwards).items() if host not in (addr, "localhost")]
     return "\n".join(lines) + "\n"
 
 
@@ -169,27 +174,24 @@ def argv(wall: Wall, command: list[str]) -> list[str]:
     for path in wall.read_only:
         if path.exists():
             out += ["--ro-bind", str(path), str(path)]
-    for path in (*wall.writable, wall.worktree):
-        out += ["--bind", str(path), str(path)]
+    out += ["--bind", str(wall.worktree), str(wall.worktree)]
     pointer = wall.worktree / ".git"
     if pointer.is_file():   # a linked worktree's pointer to its git dir: zen's own git trusts it
         out += ["--ro-bind", str(pointer), str(pointer)]
-    inner: list[str] = []
+    inner: str | None = None
     if forwards:
         if wall.run_dir is None:
             raise ValueError("a wall with forwards needs a run_dir for their sockets")
         out += ["--ro-bind", str(wall.run_dir / "hosts"), "/etc/hosts"]
         for i in range(len(forwards)):   # a socket bound read-only still takes connections
             out += ["--ro-bind", str(socket_for(wall.run_dir, i)), f"{INNER_DIR}/{socket_for(wall.run_dir, i).name}"]
-        inner = [_inner_script(forwards)]
+        inner = _inner_script(forwards)
     out += ["--chdir", str(wall.worktree)]
     if wall.home is not None:
         out += ["--setenv", "HOME", str(wall.home)]
-    for k, v in wall.env.items():
-        out += ["--setenv", k, v]
     out.append("--")
-    if inner:
-        out += ["/bin/sh", "-c", inner[0], "zen-wall"]
+    if inner is not None:
+        out += ["/bin/sh", "-c", inner, "zen-wall"]
     out += command
     if forwards:
         assert wall.run_dir is not None
@@ -212,7 +214,3 @@ def _inner_script(forwards: tuple[Forward, ...]) -> str:
     parts.append(f"i=0; while [ $i -lt 50 ] && ! {{ {ready}; }}; do i=$((i+1)); sleep 0.02; done")
     parts.append('exec "$@"')
     return "\n".join(parts)
-
-
-def environ_home() -> Path:
-    return Path(os.path.expanduser("~"))

@@ -47,10 +47,7 @@ def mode(lane: Mapping[str, Any] | None) -> str:
 def sandbox_works() -> tuple[bool, str]:
     """(usable, why not): bubblewrap is installed and can build the whole wall here, and socat is
     there to carry the model's API into it."""
-    ok, why = sandbox.works()
-    if not ok:
-        return ok, why
-    return sandbox.forwards_work()
+    return sandbox.ready()
 
 
 def spawn_check(agent: str, lane_name: str | None, lane: Mapping[str, Any] | None) -> tuple[str, str] | None:
