@@ -322,7 +322,7 @@ def _proc_rss_mb(pid: int) -> float:
 def _queue_idle(home: Path, n: int) -> list[str]:
     """`n` cmd agents that print a line and wait on stdin, queued through the dispatch library
     (the start of a few hundred CLI processes is not what this measures)."""
-    from zen.orchestration.dispatch import dispatch
+    from zen.orchestration.intake.dispatch import dispatch
     from zen.store.home import Home
 
     script = "echo ready; read x"
@@ -336,7 +336,7 @@ def idle_fleet(agents: int, idle_s: float, cpu_target: float, rss_target: float)
     with bench_env() as env:
         home, _repo, env = _setup(env, max_concurrent=agents)
         try:
-            from zen.orchestration.status import supervisor_pid
+            from zen.orchestration.read.status import supervisor_pid
             from zen.store.home import Home
 
             pid = supervisor_pid(Home(home))

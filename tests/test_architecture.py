@@ -6,6 +6,8 @@
 - The guard hook's import path stays lean: nothing it can reach at import time pulls in the CLI
   framework, rich, pydantic or the tmux/git libraries.
 - Size: no module over 600 lines; no function over 80 lines except data tables.
+- The two crowded halls (orchestration, guard) have sub-layers of their own (HALLS below): at most
+  15 entries at their top, and inside them, too, every import points down the table.
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ HOOK_ENTRY = "zen.guard.hook"
 HOOK_FORBIDDEN = ("typer", "click", "rich", "pydantic", "libtmux", "git", "watchdog", "fastapi",
                   "uvicorn", "textual", "httpx", "mcp", "ray")
 MAX_MODULE_LINES = 600
+# Inside the two crowded halls, lowest first: a unit (a room of the hall, or one of its top-level
+# modules) may import only the units before it, or itself.
+HALLS = {
+    "orchestration": ("lanes", "context", "autonomy", "incidents", "breaker", "guardrails",
+                      "read", "intake", "remote", "job", "teams", "alerts", "loop", "home"),
+    "guard": ("api", "shell", "policy", "paths", "scan", "rules", "analyse", "decide", "audit",
+              "approvals", "context", "gate", "batch", "resident", "hook"),
+}
+MAX_HALL_ENTRIES = 15
 MAX_FUNCTION_LINES = 80
 # Issue 12 found ~220 imports inside functions; at most a quarter of that may stay, each saying why.
 MAX_INNER_IMPORTS = 55
@@ -150,6 +161,35 @@ def test_dependencies_point_down_the_layer_table() -> None:
             if LAYERS.index(theirs) > LAYERS.index(mine) or (mine in PEERS and theirs in PEERS):
                 wrong.append(f"{m.name} ({mine}) -> {target} ({theirs})")
     assert not wrong, "imports against the layer table:\n" + "\n".join(sorted(wrong))
+
+
+def _unit(hall: str, name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["zen", hall] else None
+
+
+@pytest.mark.parametrize("hall", sorted(HALLS))
+def test_every_entry_of_a_crowded_hall_is_in_its_table(hall: str) -> None:
+    here = PKG / hall
+    entries = {p.stem for p in here.iterdir()
+               if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").exists()}
+    assert len(entries) <= MAX_HALL_ENTRIES, f"{hall}/ has {len(entries)} entries at its top: {sorted(entries)}"
+    assert entries == set(HALLS[hall]), (sorted(entries - set(HALLS[hall])), sorted(set(HALLS[hall]) - entries))
+
+
+@pytest.mark.parametrize("hall", sorted(HALLS))
+def test_imports_inside_a_crowded_hall_point_down_its_table(hall: str) -> None:
+    order = HALLS[hall]
+    wrong = []
+    for m in MODULES.values():
+        mine = _unit(hall, m.name)
+        if mine is None:
+            continue
+        for target in m.top | m.inner:
+            theirs = _unit(hall, target)
+            if theirs is not None and order.index(theirs) > order.index(mine):
+                wrong.append(f"{m.name} ({mine}) -> {target} ({theirs})")
+    assert not wrong, f"imports up the {hall} table:\n" + "\n".join(sorted(wrong))
 
 
 def test_core_does_no_io_and_imports_nothing_outside_core() -> None:

@@ -122,7 +122,7 @@ _WORKER = """
 import sys
 from pathlib import Path
 from zen.store.home import Home
-from zen.orchestration.dispatch import dispatch
+from zen.orchestration.intake.dispatch import dispatch
 home = Home(Path(sys.argv[1]))
 for i in range(int(sys.argv[3])):
     dispatch(home, {"prompt": f"task {sys.argv[2]} {i}", "name": "same-name", "lane": "app"})
@@ -185,7 +185,7 @@ def test_a_failure_between_write_and_publish_leaves_nothing(lane: Path, home: Pa
 import os, sys
 from pathlib import Path
 from zen.store.home import Home
-from zen.orchestration.dispatch import dispatch
+from zen.orchestration.intake.dispatch import dispatch
 def boom(*a, **k): raise OSError(28, "No space left on device")
 os.link = boom
 try:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers import zen
-from zen.orchestration.tools import check_tools
+from zen.orchestration.home.tools import check_tools
 
 
 def test_doctor_names_every_missing_piece_and_the_command_that_restores_it(home: Path) -> None:

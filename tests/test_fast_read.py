@@ -1,6 +1,6 @@
 """`zen status` and `zen show` read with the stdlib alone (issue 21): the index of finished jobs,
 live jobs' state.json brought up to date in memory, the typer-free entry. What they print must be
-exactly what the model-based readers (zen.orchestration.query) say of the same home, however the
+exactly what the model-based readers (zen.orchestration.read.query) say of the same home, however the
 records stand: fresh, behind their timeline, missing, garbled, finished, indexed or not."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tests.helpers import zen
 from zen.cli.main import main as typer_main
 from zen.core.ids import iso, make_job_id
 from zen.core.model import Task
-from zen.orchestration import query
+from zen.orchestration.read import query
 from zen.store import index
 from zen.store.home import Home
 from zen.store.jobs import JobStore

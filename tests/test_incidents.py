@@ -92,7 +92,7 @@ def test_preflight_catches_a_missing_lane_repo(lane: Path, home: Path, tmp_path:
 
 def test_preflight_catches_a_hook_that_would_fail_open(lane: Path, home: Path, tmp_path: Path) -> None:
     """A settings file pointing at a missing command: the agent would treat exit 127 as allow."""
-    from zen.orchestration.preflight import run
+    from zen.orchestration.job.preflight import run
     from zen.store.home import Home
 
     settings = tmp_path / "claude-settings.json"

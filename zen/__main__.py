@@ -13,7 +13,7 @@ import sys
 from zen.store.layout import go_private
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:   # typing alone costs the thin hook (zen/guard/client.py) a fifth of its start-up
+if TYPE_CHECKING:   # typing alone costs the thin hook (zen/guard/resident/client.py) a fifth of its start-up
     from typing import Any
 
 
@@ -44,9 +44,10 @@ def main() -> None:
         hook.leave(hook.main(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "serve"] and not asks_help:
         # lean start: the supervisor starts the resident guardian with every start of its own
-        from zen.guard.server import main as guard_serve
+        from zen.guard.hook import verdict
+        from zen.guard.resident.server import main as guard_serve
 
-        sys.exit(guard_serve(argv[2:], writes_check=lease_check))
+        sys.exit(guard_serve(argv[2:], verdict, writes_check=lease_check))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:
         # lean start: a throughput tool, measured in bench/guard.py
         from zen.guard.batch import fast_main
@@ -56,7 +57,7 @@ def main() -> None:
             sys.exit(rc)
     if argv[:1] == ["hook"] and len(argv) >= 2 and not argv[1].startswith("-") and not asks_help:
         # lean start: turn signals come from agent hooks, one process per signal
-        from zen.orchestration.turnhook import main as turn_hook
+        from zen.orchestration.job.turnhook import main as turn_hook
 
         sys.exit(turn_hook(argv[1:]))
     fast = (["status"], ["show"], ["dispatch"])

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import git, make_repo
 from zen.adapters import git_probe
-from zen.orchestration.preflight import FAIL, PASS, Report, _lane
+from zen.orchestration.job.preflight import FAIL, PASS, Report, _lane
 from zen.store.home import Home
 
 

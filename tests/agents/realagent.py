@@ -22,7 +22,7 @@ import pytest
 from tests.claude import zenrun
 from tests.claude.zenrun import Job
 from tests.helpers import zen
-from zen.orchestration.control import stop_all
+from zen.orchestration.job.control import stop_all
 from zen.store.home import Home
 
 __all__ = ["Job", "agent_home", "dispatch", "real_agent_skip", "stays_waiting", "supervisor"]

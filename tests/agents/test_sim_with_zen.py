@@ -16,7 +16,7 @@ from zen.adapters.git import add_worktree
 from zen.agents import get_adapter
 from zen.agents.base import LaunchContext
 from zen.orchestration.context import JobContext
-from zen.orchestration.harvest import harvest
+from zen.orchestration.job.harvest import harvest
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

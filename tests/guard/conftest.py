@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.guard.test_corpus import _home
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 
 @pytest.fixture(scope="module")

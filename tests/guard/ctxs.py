@@ -9,7 +9,7 @@ from tests.guard.test_corpus import ENV, WT
 from zen.guard.api import Context, Decision, ToolCall
 from zen.guard.context import read_head
 from zen.guard.decide import decide
-from zen.guard.policy import Policy
+from zen.guard.policy.load import Policy
 
 
 def agent(level: str = "act-and-report", cwd: str = WT, **kw) -> Context:

@@ -59,7 +59,7 @@ ZEN: list[Case] = [
     ("python -m zen approve x", D, "self.zen-command", "python -m zen"),
     ("python3 -m zen.cli.main kill-switch --release", D, "self.zen-command", "the CLI module"),
     (".venv/bin/python -m zen autonomy promote code", D, "self.zen-command", "the venv's python"),
-    ("python3 -m zen.orchestration.supervisor", D, "self.zen-command", "any other module of zen"),
+    ("python3 -m zen.orchestration.loop.supervisor", D, "self.zen-command", "any other module of zen"),
     ("python3 .venv/lib/python3.11/site-packages/zen/__main__.py approve x", D, "self.zen-command",
      "zen's package file"),
     ("python3 .venv/bin/zen approve x", D, "self.zen-command", "the console script through python"),

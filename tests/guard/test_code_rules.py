@@ -1,4 +1,4 @@
-"""Code handed to interpreters (zen/guard/pyscan.py, codescan.py, rules/interp.py, text.py):
+"""Code handed to interpreters (zen/guard/scan/python.py, scan/code.py, rules/interp.py, text.py):
 Python, JS, Ruby, Perl, PHP, awk and sed programs are read for what they run, delete, write,
 print and reach; what cannot be read is denied."""
 

@@ -13,7 +13,7 @@ import pytest
 from tests.guard import corpus
 from zen.guard.api import Context, ToolCall
 from zen.guard.decide import decide
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 REPO = Path(__file__).resolve().parents[2]
 WT = "/z/home/worktrees/J"
@@ -117,7 +117,7 @@ def test_no_worktree_uses_the_cwd_subtree(policy) -> None:
 
 
 def test_a_broken_policy_denies_everything() -> None:
-    from zen.guard.policy import Policy
+    from zen.guard.policy.load import Policy
 
     broken = Policy({"invalid": "policy/guardian.yaml: not valid YAML"})
     d = decide(ToolCall("Bash", command="ls"), ctx(), broken)

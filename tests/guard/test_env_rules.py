@@ -1,6 +1,6 @@
 """Environment prefixes and scripts on disk: variables that make programs load or run code
 (analyse.py _OPAQUE_ENV_VARS / _EXEC_ENV_VARS), $PATH folders inside the worktree, and every
-way a script file in the worktree gets run (zen/guard/scripts.py). Real files in tmp_path."""
+way a script file in the worktree gets run (zen/guard/scan/scripts.py). Real files in tmp_path."""
 
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from zen.guard.buildfiles import make_recipes, npm_scripts
-from zen.guard.options import (
+from zen.guard.scan.buildfiles import make_recipes, npm_scripts
+from zen.guard.scan.scripts import shebang_lang
+from zen.guard.shell.options import (
     bundled,
     complete_long,
     flag_present,
@@ -22,9 +23,8 @@ from zen.guard.options import (
     sq,
     val,
 )
-from zen.guard.scripts import shebang_lang
-from zen.guard.urls import URL_IN_TEXT, host_of, is_loopback, looks_host, url_host
-from zen.guard.words import UNK, Word, lit
+from zen.guard.shell.urls import URL_IN_TEXT, host_of, is_loopback, looks_host, url_host
+from zen.guard.shell.words import UNK, Word, lit
 
 
 # -- urls -------------------------------------------------------------------------------------------
@@ -147,8 +147,8 @@ def test_flag_present(items: list[str], flag: str, ok: bool) -> None:
 
 @pytest.mark.parametrize("s", ["", "plain", "it's", "'", "a b $c `d`", "\\n"])
 def test_sq_quotes_for_bash_and_round_trips_through_the_walker(s: str) -> None:
-    from zen.guard.shell import Walker
-    from zen.guard.words import State
+    from zen.guard.shell.walk import Walker
+    from zen.guard.shell.words import State
     seen = []
     Walker(seen.append, None, {}).script("echo " + sq(s), State(("/w",)))
     assert [w.text for w in seen[0].words] == ["echo", s]

@@ -14,7 +14,7 @@ from tests.guard.util import make_job, set_policy
 from tests.helpers import ZEN
 from zen.guard.api import Context, ToolCall
 from zen.guard.decide import decide
-from zen.guard.policy import PolicyError, _compile_guardian, load_policy
+from zen.guard.policy.load import PolicyError, _compile_guardian, load_policy
 
 # every spelling of a change: method options, data that makes a POST, uploads, every client
 MUTATING = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.guard.util import bash, hook, job_env, make_job, write_tool
 from tests.helpers import make_repo, zen
-from zen.guard.levels import level_for, read_lanes
+from zen.guard.policy.levels import level_for, read_lanes
 
 
 def test_kill_switch_denies_writes_allows_reads_and_release_restores(home: Path) -> None:

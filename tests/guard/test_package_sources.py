@@ -10,7 +10,7 @@ from tests.guard.test_corpus import ENV, WT, _home
 from zen.guard.api import Context, ToolCall
 from zen.guard.context import read_head
 from zen.guard.decide import decide
-from zen.guard.policy import PolicyError, _compile_guardian, load_policy
+from zen.guard.policy.load import PolicyError, _compile_guardian, load_policy
 
 UNKNOWN = [
     # pip and every way to name an index

@@ -1,4 +1,4 @@
-"""Path facts (zen/guard/paths.py) and the path rules they feed: worktree containment, .., ~,
+"""Path facts (zen/guard/paths/resolve.py) and the path rules they feed: worktree containment, .., ~,
 symlinks on disk and links the same command makes, zen's own files and credential stores."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.guard.ctxs import bash, check, on_disk, tool
-from zen.guard.paths import (
+from zen.guard.paths.resolve import (
     Resolver,
     credential_hit,
     glob_hits_dot,
@@ -18,7 +18,7 @@ from zen.guard.paths import (
     under,
     zen_protected,
 )
-from zen.guard.words import UNK
+from zen.guard.shell.words import UNK
 
 
 # -- pure: norm, under -------------------------------------------------------------------------------

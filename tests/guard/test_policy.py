@@ -13,7 +13,7 @@ import pytest
 
 from zen.guard.api import Context, ToolCall
 from zen.guard.decide import decide
-from zen.guard.policy import integrations, load_policy, load_policy_errors, validate_rules
+from zen.guard.policy.load import integrations, load_policy, load_policy_errors, validate_rules
 
 REPO = Path(__file__).resolve().parents[2]
 

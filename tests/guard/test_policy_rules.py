@@ -1,6 +1,6 @@
 """A policy's own rules and approval switches, through the decision core: every match key
 (command, subcommand, args, flags, path, text, tool, host), domains and levels, approval vs deny,
-and that wrappers do not hide a command from a rule (zen/guard/rule.py, policy.py, analyse.py)."""
+and that wrappers do not hide a command from a rule (zen/guard/policy/rule.py, policy.py, analyse.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from tests.guard.ctxs import agent, bash, check, tool
 from tests.guard.test_corpus import ENV, WT, _home
 from zen.guard.api import Context
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 RULES = """rules:
   - id: t.psql-prod

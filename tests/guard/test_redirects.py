@@ -1,4 +1,4 @@
-"""Redirects and heredocs (zen/guard/expand.py, shell.py): every redirect operator gets the
+"""Redirects and heredocs (zen/guard/shell/expand.py, shell.py): every redirect operator gets the
 write rules, `exec` redirects persist, /dev/tcp is a socket, and a heredoc's text runs its
 substitutions only when its delimiter is unquoted."""
 

@@ -1,4 +1,4 @@
-"""The kill switch of a Ray worker's home (zen.guard.remote_switch): its guardian asks the
+"""The kill switch of a Ray worker's home (zen.guard.policy.remote_switch): its guardian asks the
 supervisor's endpoint on every call, through the real hook, and anything but a clear "released"
 (the supervisor down, a wrong token, a garbled answer) clamps the job to observe-only."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.guard.util import hook, job_env, make_job, write_tool
 from tests.helpers import zen
-from zen.guard.levels import kill_switch_on
+from zen.guard.policy.levels import kill_switch_on
 from zen.orchestration.remote.endpoint import Endpoint
 from zen.store.home import Home
 

@@ -14,7 +14,7 @@ from tests.guard.util import bash, hook, job_env, make_job
 from zen.guard.api import Context, ToolCall
 from zen.guard.context import read_head
 from zen.guard.decide import decide
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 from zen.guard.rules.gitopts import GIT_LONG_OPTIONS, expand
 
 CASES = [(cls, *case) for cls, cases in round2.CLASSES.items() for case in cases]

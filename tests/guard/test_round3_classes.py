@@ -12,7 +12,7 @@ import pytest
 from tests.guard import round3
 from tests.guard.ctxs import agent, bash, on_disk
 from tests.guard.test_corpus import _home
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 CASES = [(cls, *case) for cls, cases in round3.CLASSES.items() for case in cases]
 IDS = [f"{c[0]}: {c[1][:70]}" for c in CASES]

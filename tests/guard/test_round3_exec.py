@@ -21,7 +21,7 @@ from tests.guard.util import bash, hook, job_env, make_job, write_tool
 from tests.helpers import zen
 from zen.guard.api import ToolCall
 from zen.guard.decide import decide
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 A, D, P = "allow", "deny", "approval"
 Case = tuple[str, str, str | None]

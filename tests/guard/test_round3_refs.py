@@ -23,7 +23,7 @@ from tests.guard.test_corpus import ENV, REPO, WT, _check, _home
 from zen.guard.api import Context, ToolCall
 from zen.guard.context import read_head
 from zen.guard.decide import decide
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 A, D = "allow", "deny"
 

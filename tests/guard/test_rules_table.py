@@ -9,7 +9,7 @@ import pytest
 from zen.guard import rules
 from zen.guard.api import Context, ToolCall
 from zen.guard.decide import decide
-from zen.guard.policy import Policy
+from zen.guard.policy.load import Policy
 from zen.guard.rules.table import _GROUPS, HANDLERS, fallback
 
 

@@ -22,8 +22,9 @@ import pytest
 
 from tests.guard.util import bash, events, hook, job_env, make_job, set_policy, write_tool
 from tests.helpers import REPO_ROOT, ZEN, wait_until, zen
-from zen.guard import client, wire
-from zen.guard.server import Server
+from zen.guard.hook import verdict
+from zen.guard.resident import client, wire
+from zen.guard.resident.server import Server
 
 SAME = [
     "git status", "ls -la src", "rm -rf build dist", "rm -rf ~/.ssh", "sudo apt-get install jq",
@@ -116,7 +117,7 @@ def test_with_a_server_the_hook_loads_neither_the_core_nor_json_nor_typing(home:
                                                                              served: subprocess.Popen[bytes]) -> None:
     rc, modules = _loaded_after_hook(bash("git status", wt), job_env(home, "j1"))
     assert rc == 0
-    assert "zen.guard.client" in modules
+    assert "zen.guard.resident.client" in modules
     assert not modules & {"zen.guard.context", "zen.guard.analyse", "tree_sitter", "json", "typing", "socket"}
     rc, modules = _loaded_after_hook(bash("rm -rf ~", wt), job_env(home, "j1"))
     assert rc == 2 and "zen.guard.analyse" not in modules
@@ -384,7 +385,7 @@ def test_a_home_with_a_path_too_long_for_a_unix_socket(tmp_path: Path) -> None:
 def test_a_changed_source_file_makes_the_server_decline(tmp_path: Path, home: Path) -> None:
     src = tmp_path / "module.py"
     src.write_text("x = 1\n")
-    server = Server(str(home))
+    server = Server(str(home), verdict)
     server._stamp = ((str(src), src.stat().st_mtime_ns),)
     server._stamp_at = 0.0
     assert not server.code_changed()

@@ -1,5 +1,5 @@
 """What counts as destroying data in SQL, Mongo shell code, ORM calls and Redis words
-(zen/guard/sqlscan.py), and how a database client's command line is judged with it."""
+(zen/guard/scan/sql.py), and how a database client's command line is judged with it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from tests.guard.test_corpus import ENV, WT
 from zen.guard.api import Context, ToolCall
 from zen.guard.decide import decide
-from zen.guard.sqlscan import (
+from zen.guard.scan.sql import (
     destructive_mongo,
     destructive_orm,
     destructive_redis,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from zen.guard.codescan import sed_commands
-from zen.guard.levels import domain_for, kill_switch_on, lane_domain, level_for, level_of
-from zen.guard.words import UNK, State, Word, join, link_pairs, lit
+from zen.guard.policy.levels import domain_for, kill_switch_on, lane_domain, level_for, level_of
+from zen.guard.scan.code import sed_commands
+from zen.guard.shell.words import UNK, State, Word, join, link_pairs, lit
 
 
 # -- State and join ---------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from tests.guard.ctxs import agent, check, tool
 from tests.guard.test_corpus import ENV, WT
 from zen.guard.api import Context, ToolCall, subject
 from zen.guard.decide import decide
-from zen.guard.policy import load_policy
+from zen.guard.policy.load import load_policy
 
 IN = WT + "/src/a.py"
 

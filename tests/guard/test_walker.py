@@ -1,4 +1,4 @@
-"""The bash walker (zen/guard/shell.py, expand.py): which simple commands it emits, in what
+"""The bash walker (zen/guard/shell/walk.py, expand.py): which simple commands it emits, in what
 working directory and with what stdin, and how the decision core fails closed on input it
 cannot read (empty, malformed, huge, nested too deep, control bytes, unicode)."""
 
@@ -9,8 +9,8 @@ import time
 import pytest
 
 from tests.guard.ctxs import bash, check
-from zen.guard.shell import Walker
-from zen.guard.words import UNK, Cmd, ShellError, State
+from zen.guard.shell.walk import Walker
+from zen.guard.shell.words import UNK, Cmd, ShellError, State
 
 
 def walk(script: str, cwd: str = "/w", env: dict[str, str] | None = None) -> list[Cmd]:

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from zen.guard.shell import Walker
-from zen.guard.words import (
+from zen.guard.shell.walk import Walker
+from zen.guard.shell.words import (
     MARK_ALL,
     UNK,
     UNMARK_T,

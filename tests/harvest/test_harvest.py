@@ -14,7 +14,7 @@ from tests.test_jobs import claim_all
 from zen.adapters import git as zgit
 from zen.errors import GitError, ZenError
 from zen.orchestration.context import JobContext
-from zen.orchestration.harvest import harvest
+from zen.orchestration.job.harvest import harvest
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import one_line, tune
 from zen.errors import ZenError
 from zen.orchestration import breaker
-from zen.orchestration.schedule import breaker_status, try_automatic_start
+from zen.orchestration.read.schedule import breaker_status, try_automatic_start
 from zen.store.config import Config
 from zen.store.home import Home
 

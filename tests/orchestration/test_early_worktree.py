@@ -15,7 +15,7 @@ from zen.adapters.tmux import Tmux
 from zen.core.clock import SYSTEM
 from zen.core.ids import iso, make_job_id, utcnow
 from zen.core.model import Task
-from zen.orchestration.starter import Starter
+from zen.orchestration.loop.starter import Starter
 from zen.store.config import Config
 from zen.store.jobs import JobStore
 from zen.store.layout import Home

@@ -13,8 +13,8 @@ from tests.helpers import git, make_repo, one_line, tune
 from zen.core.taskcheck import _ONLY_WHEN_SET as ONLY_WHEN_SET
 from zen.core.taskcheck import read_text
 from zen.errors import InvalidTask, ZenError
-from zen.orchestration import enqueue as fast
-from zen.orchestration.dispatch import dispatch
+from zen.orchestration.intake import enqueue as fast
+from zen.orchestration.intake.dispatch import dispatch
 from zen.orchestration.lanes import add_lane
 from zen.store.config import Config
 from zen.store.home import Home

@@ -1,4 +1,4 @@
-"""An agent's end, recorded once (zen.orchestration.control): which timelines still owe an exit,
+"""An agent's end, recorded once (zen.orchestration.job.control): which timelines still owe an exit,
 the exit status tmux, the pane's wrapper or the kernel gives, `append_exit_once` across retries and racing
 recorders, and `settle_exit` on a real agent in tmux whose work is harvested once."""
 
@@ -19,8 +19,8 @@ from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo, Tmux
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
-from zen.orchestration import control
 from zen.orchestration.context import JobContext
+from zen.orchestration.job import control
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

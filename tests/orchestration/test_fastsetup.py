@@ -1,4 +1,4 @@
-"""The recommended preset (zen.orchestration.fastsetup) on zen.yaml files a user has shaped:
+"""The recommended preset (zen.orchestration.home.fastsetup) on zen.yaml files a user has shaped:
 what is filled, what is kept byte for byte, that a second run changes nothing, and a section
 that is not a mapping refused in one line with nothing saved."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers import one_line
 from zen.errors import ZenError
-from zen.orchestration.fastsetup import PRESET, fast_setup, leaves, missing
+from zen.orchestration.home.fastsetup import PRESET, fast_setup, leaves, missing
 from zen.store.config import Config
 from zen.store.home import Home
 

@@ -1,4 +1,4 @@
-"""handoff.md composed in-process (zen.orchestration.handoff, DESIGN 7): what the document tells
+"""handoff.md composed in-process (zen.orchestration.job.handoff, DESIGN 7): what the document tells
 the agent for a task, its level, lane, history and leased paths, the worker's agreement, and the
 warnings of the home's incidents; and `likely_files`, the orientation's guess of what it touches."""
 
@@ -14,8 +14,8 @@ import pytest
 from tests.helpers import git, make_repo
 from zen.core.ids import parse_iso
 from zen.core.model import Task
-from zen.orchestration import handoff
-from zen.orchestration.handoff import likely_files
+from zen.orchestration.job import handoff
+from zen.orchestration.job.handoff import likely_files
 from zen.store.home import Home
 
 PARENT = "20270101T000000Z-parent-0001"

@@ -1,4 +1,4 @@
-"""Intake in-process (zen.orchestration.intake, DESIGN 3): spool/new to spool/cur to a job record,
+"""Intake in-process (zen.orchestration.intake.intake, DESIGN 3): spool/new to spool/cur to a job record,
 in order, once; claims cut short by a crash finished on the next pass; entries that are not tasks
 set aside under a free name with their reason, readable by `zen status`."""
 
@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from zen.core.ids import make_job_id
-from zen.orchestration.dispatch import dispatch
-from zen.orchestration.intake import Intake
+from zen.orchestration.intake.dispatch import dispatch
+from zen.orchestration.intake.intake import Intake
 from zen.store import spool
 from zen.store.events import read_events_any
 from zen.store.home import Home
@@ -140,7 +140,7 @@ def _same_file(a: Path, b: Path) -> bool:
 def test_a_task_zen_dispatch_wrote_is_recorded_as_a_link_of_its_claimed_file(lane: Path, home: Path) -> None:
     """Both writers of zen dispatch (the stdlib fast lane and the model's dump): task.yaml is the
     claimed spool file itself, not a second copy written and fsynced while git checks out."""
-    from zen.orchestration.enqueue import enqueue
+    from zen.orchestration.intake.enqueue import enqueue
 
     h = Home(home)
     quick = enqueue(h, {"prompt": "fast lane", "name": "quick"})

@@ -1,4 +1,4 @@
-"""Notices in-process (zen.orchestration.notify, DESIGN 12), beyond the pure `due` decision
+"""Notices in-process (zen.orchestration.alerts.notify, DESIGN 12), beyond the pure `due` decision
 (tests/tui/test_notify_due.py): which channels a home has, what the notice command receives, that
 each wait is announced once (recorded first, under the job's lock), failures recorded, idle
 notices settling, and the Notifier thread reacting to a timeline."""
@@ -15,8 +15,8 @@ import pytest
 from tests.helpers import one_line, tune, wait_until
 from zen.core.ids import iso, parse_iso, utcnow
 from zen.core.model import Task
-from zen.orchestration import notify
-from zen.orchestration.notify import Notice
+from zen.orchestration.alerts import notify
+from zen.orchestration.alerts.notify import Notice
 from zen.store.home import Home, init_home
 from zen.store.jobs import JobStore
 

@@ -1,4 +1,4 @@
-"""pause / resume / cancel / finish bookkeeping in-process (zen.orchestration.pause and control):
+"""pause / resume / cancel / finish bookkeeping in-process (zen.orchestration.job.pause and control):
 what each records on the job's timeline, the state it leaves, and the one-line refusals; pause and
 resume on a real agent process in a tmux pane on the home's private server."""
 
@@ -16,9 +16,9 @@ from zen.adapters.tmux import Tmux
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
 from zen.errors import NotFound, ZenError
-from zen.orchestration import control
-from zen.orchestration.dispatch import dispatch
-from zen.orchestration.pause import pause, resume
+from zen.orchestration.intake.dispatch import dispatch
+from zen.orchestration.job import control
+from zen.orchestration.job.pause import pause, resume
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

@@ -1,4 +1,4 @@
-"""Preflight in-process (zen.orchestration.preflight, DESIGN 7): each check's verdict and its
+"""Preflight in-process (zen.orchestration.job.preflight, DESIGN 7): each check's verdict and its
 sentence on a real home, the guardian self-test through a hook subprocess, the hook command read
 from a job's settings, incident checks of every kind, and the spawn cache."""
 
@@ -14,10 +14,9 @@ import pytest
 
 from tests.helpers import git, make_repo, one_line, tune
 from zen.core.ids import iso, utcnow
-from zen.orchestration import preflight
-from zen.orchestration.dispatch import dispatch
-from zen.orchestration.lanes import add_lane
-from zen.orchestration.preflight import (
+from zen.orchestration.intake.dispatch import dispatch
+from zen.orchestration.job import preflight
+from zen.orchestration.job.preflight import (
     FAIL,
     PASS,
     WARN,
@@ -25,6 +24,7 @@ from zen.orchestration.preflight import (
     hook_command_from_data,
     hook_command_from_settings,
 )
+from zen.orchestration.lanes import add_lane
 from zen.store.home import Home
 
 # a stand-in hook that decides as the guardian would on the two self-test commands

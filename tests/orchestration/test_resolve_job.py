@@ -1,4 +1,4 @@
-"""What a user types to name a job, resolved on a real home (zen.orchestration.query.resolve_job):
+"""What a user types to name a job, resolved on a real home (zen.orchestration.read.query.resolve_job):
 the whole id, a unique prefix, a unique name; ambiguity and misses in one sentence."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from tests.helpers import one_line
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
 from zen.errors import Ambiguous, NotFound
-from zen.orchestration.dispatch import dispatch
-from zen.orchestration.query import resolve_job
+from zen.orchestration.intake.dispatch import dispatch
+from zen.orchestration.read.query import resolve_job
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

@@ -1,4 +1,4 @@
-"""zen recover's decisions in-process (zen.orchestration.revive, DESIGN 13): which jobs can be
+"""zen recover's decisions in-process (zen.orchestration.job.revive, DESIGN 13): which jobs can be
 recovered and why not, the recovery handoff a new session reads (goal, commits and files of the
 real worktree, reports, the last output), and the recovery lease."""
 
@@ -15,8 +15,8 @@ from tests.helpers import git, one_line
 from zen.adapters.tmux import Tmux
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
-from zen.orchestration import revive
-from zen.orchestration.revive import RecoveryRefused, recover, recoverable, recovery_handoff
+from zen.orchestration.job import revive
+from zen.orchestration.job.revive import RecoveryRefused, recover, recoverable, recovery_handoff
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

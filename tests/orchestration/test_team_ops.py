@@ -1,4 +1,4 @@
-"""The team tools' bookkeeping in-process (zen.orchestration.team_ops, DESIGN 13): reports and
+"""The team tools' bookkeeping in-process (zen.orchestration.teams.ops, DESIGN 13): reports and
 the parent's message, who may see, control and message whom, compare-and-set control on a
 revision, queued messages delivered once, agent_wait, and the brief."""
 
@@ -14,8 +14,8 @@ from tests.helpers import one_line
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
 from zen.errors import NotFound, UsageError, ZenError
-from zen.orchestration import team_ops
-from zen.orchestration.teams import Caller, Refused, RevisionMismatch
+from zen.orchestration.teams import ops as team_ops
+from zen.orchestration.teams.workers import Caller, Refused, RevisionMismatch
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

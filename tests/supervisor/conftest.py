@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers import REPO_ROOT, wait_until
 from zen.core.events import validate
-from zen.orchestration.status import supervisor_pid
+from zen.orchestration.read.status import supervisor_pid
 from zen.store.events import read_events, read_events_any
 from zen.store.home import Home
 

@@ -16,8 +16,8 @@ import pytest
 
 from tests.helpers import wait_until, zen
 from tests.supervisor.util import dispatch_cmd, events, review_show, snap, wait_event, wait_state
-from zen.orchestration.supervisor import SWEEP_S
-from zen.orchestration.watcher import BUSY_SAMPLE_S
+from zen.orchestration.loop.supervisor import SWEEP_S
+from zen.orchestration.loop.watcher import BUSY_SAMPLE_S
 
 SLEEP_S = 4
 # from the end of the sleep to `waiting`: the next sweep (an asleep agent has no timer of its own),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.helpers import git, make_repo, zen
 from tests.supervisor.util import dispatch_cmd, wait_state
-from zen.orchestration import handoff
-from zen.orchestration.dispatch import build_task
+from zen.orchestration.intake.dispatch import build_task
+from zen.orchestration.job import handoff
 from zen.store.config import Config
 from zen.store.home import Home
 

@@ -19,8 +19,8 @@ import pytest
 from tests.supervisor.test_replay import Replay, ScriptedTmux
 from zen.adapters import procs
 from zen.adapters.tmux import PaneInfo
-from zen.orchestration import supervisor as sup_mod
-from zen.orchestration.watcher import BUSY_SAMPLE_S
+from zen.orchestration.loop import supervisor as sup_mod
+from zen.orchestration.loop.watcher import BUSY_SAMPLE_S
 
 FLEET = 8
 

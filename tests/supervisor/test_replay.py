@@ -26,8 +26,8 @@ from zen.core.events import EventType as E
 from zen.core.ids import iso, make_job_id
 from zen.core.model import Task
 from zen.orchestration.context import JobContext
-from zen.orchestration.spawn import Launched, SpawnError, session_name
-from zen.orchestration.supervisor import Supervisor
+from zen.orchestration.job.spawn import Launched, SpawnError, session_name
+from zen.orchestration.loop.supervisor import Supervisor
 from zen.store import spool
 from zen.store.home import Home
 from zen.store.jobs import JobStore, dump_task

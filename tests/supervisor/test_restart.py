@@ -23,7 +23,7 @@ from tests.supervisor.util import (
     wait_state,
 )
 from zen.adapters.tmux import Tmux
-from zen.orchestration.status import supervisor_pid
+from zen.orchestration.read.status import supervisor_pid
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
@@ -162,7 +162,7 @@ _HALF_SPAWN = """
 import sys
 from pathlib import Path
 from zen.adapters.worktree import start_worktree
-from zen.orchestration import spawn
+from zen.orchestration.job import spawn
 from zen.orchestration.context import JobContext
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text

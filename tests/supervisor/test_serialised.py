@@ -15,7 +15,7 @@ import pytest
 from tests.helpers import ZEN, one_line, wait_until, zen
 from tests.supervisor.util import dispatch_cmd, events, gap_free, wait_state
 from zen.core import states
-from zen.orchestration import control
+from zen.orchestration.job import control
 from zen.store.home import Home
 
 STOPS = ("finish.requested", "job.cancelled")

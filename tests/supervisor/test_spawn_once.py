@@ -30,7 +30,7 @@ from tests.supervisor.util import (
     types,
     wait_state,
 )
-from zen.orchestration.enqueue import enqueue
+from zen.orchestration.intake.enqueue import enqueue
 from zen.store import faults
 from zen.store.home import Home
 

@@ -1,4 +1,4 @@
-"""Which wait ends a goal's turn (zen.orchestration.goals): the supervisor's judge on timelines as
+"""Which wait ends a goal's turn (zen.orchestration.loop.goals): the supervisor's judge on timelines as
 agents leave them. An agent whose hooks report its turns (Claude's Stop, the simulated agent's)
 ends a turn only by its hook: a silence zen read off the terminal before the turn even started
 (a loaded machine holding the agent still) is not one, or the goal would count a turn without
@@ -15,7 +15,7 @@ from tests.helpers import wait_until
 from zen.core.events import EventType as E
 from zen.core.ids import iso, make_job_id, utcnow
 from zen.core.model import Task
-from zen.orchestration.goals import GoalKeeper
+from zen.orchestration.loop.goals import GoalKeeper
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

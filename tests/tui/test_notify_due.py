@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zen.orchestration.notify import due
+from zen.orchestration.alerts.notify import due
 
 NOW = 1_800_000_000.0  # 2027-01-15
 

@@ -49,7 +49,7 @@ class AgentAdapter(Protocol):
       and starts only inside zen's sandbox or on a lane that accepts it (zen/agents/unguarded.py);
     - `turn_hooks: bool` (default False): the agent's hooks report the end of each turn (Claude's
       Stop, Codex's notify, Gemini's AfterAgent, aider's notifications command), so a silence
-      read off its terminal does not end a turn a goal counts (zen.orchestration.goals);
+      read off its terminal does not end a turn a goal counts (zen.orchestration.loop.goals);
     - `paste_input: bool` (default False): typed input goes as one bracketed paste;
     - `key_pause_s: float` (default 0): the pause before Enter and between exit keys (agents that
       take a burst of keys for a paste swallow an Enter that comes with it);

@@ -11,9 +11,9 @@ from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.core.model import Level
 from zen.orchestration import autonomy as auto
-from zen.orchestration.control import stop_all
-from zen.orchestration.query import resolve_job
-from zen.orchestration.status import supervisor_status
+from zen.orchestration.job.control import stop_all
+from zen.orchestration.read.query import resolve_job
+from zen.orchestration.read.status import supervisor_status
 
 autonomy = typer.Typer(help="Autonomy levels per domain, earned from evidence.", invoke_without_command=True)
 

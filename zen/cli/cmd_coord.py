@@ -12,7 +12,7 @@ from zen.coord import service
 from zen.core.durations import parse_duration
 from zen.core.events import EventType as E
 from zen.errors import UsageError
-from zen.orchestration.query import resolve_job
+from zen.orchestration.read.query import resolve_job
 
 
 def _lease_rows(views: list[service.LeaseView]) -> render.Table:

@@ -1,14 +1,14 @@
 """zen remote-turn: the entrypoint of a turn that runs as a Ray job (DESIGN section 14).
 
 Plumbing: zen's Ray executor submits it with the turn's spec in $ZEN_TURN_SPEC; people never
-run it by hand. See zen/orchestration/remote/worker.py for what it does.
+run it by hand. See zen/orchestration/job/remote_turn.py for what it does.
 """
 
 from __future__ import annotations
 
 import typer
 
-from zen.orchestration.remote.worker import main as run_turn
+from zen.orchestration.job.remote_turn import main as run_turn
 
 
 def remote_turn() -> int:

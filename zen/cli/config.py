@@ -8,7 +8,7 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.orchestration.fastsetup import fast_setup
+from zen.orchestration.home.fastsetup import fast_setup
 
 config = typer.Typer(help="zen.yaml helpers.", no_args_is_help=True)
 

@@ -15,9 +15,9 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.errors import ZenError
-from zen.orchestration import control
-from zen.orchestration.harvest import Harvest
-from zen.orchestration.query import resolve_job
+from zen.orchestration.job import control
+from zen.orchestration.job.harvest import Harvest
+from zen.orchestration.read.query import resolve_job
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 from zen.store.layout import REVIEW

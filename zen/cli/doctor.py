@@ -9,9 +9,9 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.errors import ZenError
-from zen.orchestration.doctor import Doctor, JobCheck
-from zen.orchestration.doctor import doctor as run_doctor
-from zen.orchestration.tools import OK, Found
+from zen.orchestration.home.doctor import Doctor, JobCheck
+from zen.orchestration.home.doctor import doctor as run_doctor
+from zen.orchestration.home.tools import OK, Found
 
 _MARK = {"fault": "PROBLEM", "warn": "warning"}
 

@@ -3,7 +3,7 @@
 
 typer costs a start of its own (about twice `python -c pass`), so zen/__main__.py hands these
 commands here first: the argument forms below are parsed by hand and run through exactly the
-functions the typer commands call (zen.orchestration.overview, zen.cli.views), so they print the
+functions the typer commands call (zen.orchestration.read.overview, zen.cli.views), so they print the
 same. Anything else (--help, an option this parser does not know, a malformed value) returns None
 and goes through the full CLI, which parses it, explains it, or refuses it as always.
 
@@ -51,7 +51,7 @@ def _status(args: list[str]) -> Callable[[], int] | None:
         from zen.cli.views import status_lines
 
         # loaded when the command runs: the fast entry imports only what it needs
-        from zen.orchestration import overview
+        from zen.orchestration.read import overview
 
         render.emit(overview.status(_home(), full=json_out), json_out, status_lines)
         return 0
@@ -88,7 +88,7 @@ def _show(args: list[str]) -> Callable[[], int] | None:
         from zen.cli.views import show_lines
 
         # loaded when the command runs: the fast entry imports only what it needs
-        from zen.orchestration import overview
+        from zen.orchestration.read import overview
 
         render.emit(overview.job(_home(), ref, last_events=events), False, show_lines)
         return 0

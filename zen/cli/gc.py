@@ -11,7 +11,7 @@ from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.core.durations import parse_duration
 from zen.errors import ZenError
-from zen.orchestration.gc import collect
+from zen.orchestration.home.gc import collect
 from zen.store.config import Config
 
 

@@ -10,7 +10,7 @@ import typer
 
 from zen.cli import render
 from zen.cli.common import JSON
-from zen.orchestration.fastsetup import fast_setup
+from zen.orchestration.home.fastsetup import fast_setup
 from zen.store.home import init_home_report
 
 

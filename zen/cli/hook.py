@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from zen.orchestration.turnhook import main as turn_hook
+from zen.orchestration.job.turnhook import main as turn_hook
 
 
 def hook(ctx: typer.Context,

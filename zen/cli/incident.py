@@ -15,8 +15,8 @@ from zen.cli.common import JSON
 from zen.core.incident import Incident
 from zen.errors import ZenError
 from zen.orchestration import incidents
-from zen.orchestration.preflight import Report
-from zen.orchestration.preflight import run as run_preflight
+from zen.orchestration.job.preflight import Report
+from zen.orchestration.job.preflight import run as run_preflight
 
 incident = typer.Typer(help="Incident records whose controls the guardian, preflight and handoff enforce.",
                        no_args_is_help=True)

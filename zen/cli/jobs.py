@@ -11,8 +11,8 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.cli.views import format_event, show_lines
-from zen.orchestration import overview
-from zen.orchestration.query import (
+from zen.orchestration.read import overview
+from zen.orchestration.read.query import (
     Timeline,
     follow,
     job_detail,

@@ -7,7 +7,7 @@ import os
 import typer
 
 from zen.cli import common
-from zen.orchestration.team_identity import server_caller
+from zen.orchestration.teams.identity import server_caller
 
 
 def serve() -> int:

@@ -74,7 +74,7 @@ def metrics(
 ) -> int:
     """Tokens by class, cost, API calls and errors, API / tool / turn latency (p50, p95), tool
     calls, file operations, guard decisions, turns and wall time: of one job, or of the fleet."""
-    from zen.orchestration.query import resolve_job  # only a job's report needs it
+    from zen.orchestration.read.query import resolve_job  # only a job's report needs it
 
     since_s = None
     if since is not None:

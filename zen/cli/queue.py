@@ -10,8 +10,8 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.orchestration.query import pending_tasks, quarantine_json, quarantine_lines
-from zen.orchestration.schedule import breaker_status, plan
+from zen.orchestration.read.query import pending_tasks, quarantine_json, quarantine_lines
+from zen.orchestration.read.schedule import breaker_status, plan
 from zen.store import spool
 
 

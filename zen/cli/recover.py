@@ -7,8 +7,8 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.orchestration.query import resolve_job
-from zen.orchestration.revive import recover as run
+from zen.orchestration.job.revive import recover as run
+from zen.orchestration.read.query import resolve_job
 
 
 def recover(job: str = typer.Argument(..., help="The job whose agent died or whose session is unusable."),

@@ -12,9 +12,9 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.errors import ZenError
-from zen.orchestration import land as landing
-from zen.orchestration.pause import pause as do_pause
-from zen.orchestration.pause import resume as do_resume
+from zen.orchestration.job import land as landing
+from zen.orchestration.job.pause import pause as do_pause
+from zen.orchestration.job.pause import resume as do_resume
 from zen.server import auth
 
 

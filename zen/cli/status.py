@@ -7,7 +7,7 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.cli.views import status_lines
-from zen.orchestration import overview
+from zen.orchestration.read import overview
 
 
 def status(json_out: bool = JSON,

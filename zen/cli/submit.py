@@ -12,7 +12,7 @@ from zen.cli import render
 from zen.core.agents import AgentKind
 from zen.core.durations import parse_duration
 from zen.errors import InvalidTask
-from zen.orchestration.enqueue import enqueue
+from zen.orchestration.intake.enqueue import enqueue
 from zen.store.layout import Home
 
 TYPE_CHECKING = False
@@ -69,7 +69,7 @@ def submit(home: Home, prompt: str | None, *, name: str | None = None, lane: str
     else:
         # here: the model's lane (a task file, dependencies, --json, anything the quick check
         # leaves to the model) costs pydantic and ruamel, which the usual dispatch never loads
-        from zen.orchestration.dispatch import dispatch
+        from zen.orchestration.intake.dispatch import dispatch
 
         task = dispatch(home, fields, task_file)
         render.emit(task, json_out, _dispatched)

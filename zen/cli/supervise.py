@@ -14,8 +14,8 @@ import typer
 from zen.agents.common import zen_argv
 from zen.cli import common, render
 from zen.errors import ZenError
-from zen.orchestration.status import supervisor_pid
-from zen.orchestration.supervisor import run_supervisor
+from zen.orchestration.loop.supervisor import run_supervisor
+from zen.orchestration.read.status import supervisor_pid
 from zen.store.home import Home
 
 

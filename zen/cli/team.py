@@ -21,9 +21,10 @@ from zen.cli.views import branches
 from zen.core import teamtree
 from zen.core.durations import parse_duration
 from zen.errors import UsageError
-from zen.orchestration import team_ops, teams
-from zen.orchestration.query import resolve_job
-from zen.orchestration.teams import Caller, SpawnRequest
+from zen.orchestration.read.query import resolve_job
+from zen.orchestration.teams import ops as team_ops
+from zen.orchestration.teams import workers as teams
+from zen.orchestration.teams.workers import Caller, SpawnRequest
 from zen.store.home import Home
 
 team = typer.Typer(help="Agent teams: workers a job starts, their reports, control and messages.",

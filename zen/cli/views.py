@@ -1,5 +1,5 @@
 """The text forms of `zen status` and `zen show`, over the plain data of
-zen.orchestration.overview. No typer here: the CLI's fast entry (zen.cli.fast) prints through
+zen.orchestration.read.overview. No typer here: the CLI's fast entry (zen.cli.fast) prints through
 these as the typer commands do, so both print exactly the same."""
 
 from __future__ import annotations

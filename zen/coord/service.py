@@ -5,7 +5,7 @@
     locks(home, lane=None, stale=False) -> [LeaseView]
     changes(home, since=None, job=None) -> [Change]
 
-Jobs are named by their exact id (callers resolve what a user typed first: zen.orchestration.query
+Jobs are named by their exact id (callers resolve what a user typed first: zen.orchestration.read.query
 .resolve_job). Errors are ZenError sentences: Conflict for a path another job holds, LeaseError for
 a request that cannot be met, NotFound for an unknown job.
 """

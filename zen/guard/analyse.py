@@ -14,7 +14,7 @@ name to handler). Handlers unwrap launchers (bash -c, env, xargs, find -exec, ss
                                files, credential stores)
     host_check(url)            the policy's high-consequence hosts
 
-Code handed to interpreters and databases goes through codescan.py, which calls back into the
+Code handed to interpreters and databases goes through scan/code.py, which calls back into the
 same analyser (argv, shell_string, literal, sql, py_*).
 
 Lean on purpose (imported by the hook): stdlib + tree-sitter + zen.guard only.
@@ -28,20 +28,21 @@ from fnmatch import fnmatchcase
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from zen.guard import defaults, sqlscan
 from zen.guard.api import ALLOW, APPROVAL, DENY, Context, Decision
-from zen.guard.checks import PathChecks
-from zen.guard.hosted import mutating_call
-from zen.guard.options import flag_present
-from zen.guard.paths import Resolver, Target, norm, under
-from zen.guard.policy import Policy
-from zen.guard.rule import Rule
+from zen.guard.paths.checks import PathChecks
+from zen.guard.paths.resolve import Resolver, Target, norm, under
+from zen.guard.policy import defaults
+from zen.guard.policy.load import Policy
+from zen.guard.policy.rule import Rule
 from zen.guard.rules import runs
 from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
-from zen.guard.scripts import ScriptRuns, output_text
-from zen.guard.shell import Walker
-from zen.guard.urls import URL_IN_TEXT, host_of, is_loopback, looks_host, url_host
-from zen.guard.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
+from zen.guard.scan import sql as sqlscan
+from zen.guard.scan.hosted import mutating_call
+from zen.guard.scan.scripts import ScriptRuns, output_text
+from zen.guard.shell.options import flag_present
+from zen.guard.shell.urls import URL_IN_TEXT, host_of, is_loopback, looks_host, url_host
+from zen.guard.shell.walk import Walker
+from zen.guard.shell.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
 from zen.store import layout
 
 MAX_LEAF_DEPTH = 12

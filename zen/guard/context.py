@@ -30,13 +30,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zen.guard import levels
 from zen.guard.api import ALLOW, APPROVAL, DENY, READ_LIMIT, Context, Decision, ToolCall, subject
 from zen.guard.audit import record
 from zen.guard.decide import decide
-from zen.guard.options import sq
-from zen.guard.policy import load_policy
-from zen.guard.tools import refusal
+from zen.guard.policy import levels
+from zen.guard.policy.load import load_policy
+from zen.guard.policy.tools import refusal
+from zen.guard.shell.options import sq
 from zen.store.layout import WORKTREES
 from zen.store.readers import HomeError, discover_home
 

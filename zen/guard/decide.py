@@ -23,10 +23,10 @@ from typing import Any
 
 from zen.guard.analyse import Analyser, Denied
 from zen.guard.api import ALLOW, DENY, FILE_TOOLS, Context, Decision, ToolCall
-from zen.guard.paths import credential_hit
-from zen.guard.policy import Policy
+from zen.guard.paths.resolve import credential_hit
+from zen.guard.policy.load import Policy
 from zen.guard.rules import handler
-from zen.guard.words import ShellError, Word, lit
+from zen.guard.shell.words import ShellError, Word, lit
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 INERT_TOOLS = frozenset({"TodoWrite", "TodoRead", "Task", "Agent", "ExitPlanMode", "EnterPlanMode",

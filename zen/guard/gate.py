@@ -28,8 +28,8 @@ from typing import Any
 
 from zen.core.events import Actor, EventType
 from zen.guard.audit import write_home_log
-from zen.guard.levels import level_for
-from zen.guard.policy import load_policy, split_url
+from zen.guard.policy.levels import level_for
+from zen.guard.policy.load import load_policy, split_url
 from zen.store.events import append
 from zen.store.readers import job_dir as job_dir_of
 

@@ -29,7 +29,7 @@ file another job holds, or allow it with a note; Claude Code gets such notes on 
 hookSpecificOutput.additionalContext (Codex takes no context from a PreToolUse hook: `{}`).
 
 The resident guardian: when `zen guard serve` runs for the home (--home, else $ZEN_HOME; the
-supervisor starts one), the hook is a thin client (zen/guard/client.py) that hands the call to it
+supervisor starts one), the hook is a thin client (zen/guard/resident/client.py) that hands the call to it
 and prints its verdict: `verdict()` below, the same code on the same input. With no server, an
 unreachable or slow one (no answer within WAIT_SHARE of the deadline: a live server on a loaded
 machine is still the faster way), or one that declines, the hook decides in this process, under
@@ -249,7 +249,7 @@ def failure(exc: BaseException) -> str:
 def verdict(argv: list[str], data: bytes, here: str, env: Mapping[str, str],
             writes_check: Callable[[], Any] | None = None, **guard_kw: Any) -> tuple[int, str, str]:
     """(exit code, stdout, reason) for one hook call; never raises. The resident guardian's
-    decision (zen/guard/server.py): the same code as the hook's own, on the caller's input."""
+    decision (zen/guard/resident/server.py): the same code as the hook's own, on the caller's input."""
     try:
         opts = parse_args(argv)
         if not data.strip():
@@ -265,7 +265,7 @@ def _resident(opts: dict[str, str], argv: list[str], data: bytes, wait: float) -
     home = opts.get("home") or os.environ.get("ZEN_HOME")
     if not home or "ZEN_GUARD_SELFTEST_CRASH" in os.environ or "ZEN_GUARD_SELFTEST_HANG" in os.environ:
         return None   # the self-tests are of this process's own decision path
-    from zen.guard import client  # lean: os, _socket and the layout's names
+    from zen.guard.resident import client  # lean: os, _socket and the layout's names
 
     return client.ask(os.path.abspath(home), argv, data, wait)
 

@@ -3,7 +3,7 @@
 The official MCP Python SDK (`mcp`, v2: `MCPServer`, the former FastMCP) serves them; only this
 command imports it (zen/cli/mcp.py imports this module when the command runs). One server runs per
 job, started by the job's agent from the MCP configuration zen wrote for it, and it acts as that
-job: $ZEN_JOB_ID names it, and zen.orchestration.team_identity believes the name only for a server
+job: $ZEN_JOB_ID names it, and zen.orchestration.teams.identity believes the name only for a server
 running under that job's agent (or holding the job's token), so an agent that starts zen's server
 with another job's id is refused before any tool runs. Each tool is a thin call into zen.orchestration (teams,
 team_ops), the same code `zen team` runs.
@@ -26,8 +26,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from zen import __version__
 from zen.errors import ZenError
-from zen.orchestration import team_ops, teams
-from zen.orchestration.teams import Caller, Refused, RevisionMismatch, SpawnRequest
+from zen.orchestration.teams import ops as team_ops
+from zen.orchestration.teams import workers as teams
+from zen.orchestration.teams.workers import Caller, Refused, RevisionMismatch, SpawnRequest
 from zen.store.home import Home
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zen.core.events import EventType as E
-from zen.guard import defaults
-from zen.guard import policy as gpolicy
+from zen.guard.policy import defaults
+from zen.guard.policy import load as gpolicy
 from zen.observe import snapshot
 from zen.observe.metrics import JobFold, figures
 from zen.store import events as ev_store

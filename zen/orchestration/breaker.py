@@ -3,7 +3,7 @@ automatic recoveries and worker turns, each counted in the breaker's window with
 (zen.yaml breaker.limits). Over a limit, that kind opens for breaker.hold: its work is held (a
 spawn refused, a continuation or recovery postponed) until then. Nothing a human asks for is
 counted or held. The counts live in control/breaker.json beside the automatic starts
-(zen.orchestration.schedule), under the same lock, so they survive restarts and read with `cat`.
+(zen.orchestration.read.schedule), under the same lock, so they survive restarts and read with `cat`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ An edit is either the whole file (the human's text, comments and all) or a few k
 it through ruamel's round trip, which keeps every comment. Either way the candidate is compiled
 by the guardian's own policy compiler before anything is written; a candidate that does not
 compile is refused with its one-sentence error and the file is left as it was. The compiled
-policy is always the built-in floor plus the file (zen.guard.defaults), and the file's schema
+policy is always the built-in floor plus the file (zen.guard.policy.defaults), and the file's schema
 has no way to remove a built-in, so a valid file can only add to the floor. The write is
 atomic (temp, fsync, rename) and compare-and-set on the file's sha256 when the caller says
 which version it edited.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.errors import Conflict, ZenError
-from zen.guard import policy as gpolicy
+from zen.guard.policy import load as gpolicy
 from zen.store.atomic import atomic_write, flocked
 from zen.store.home import Home
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query, status
 from zen.coord import service
 from zen.core.durations import parse_duration
 from zen.errors import InvalidTask, NotFound
-from zen.orchestration.query import resolve_job
+from zen.orchestration.read.query import resolve_job
 from zen.server.api_tasks import ERRORS
 from zen.server.context import home
 from zen.server.hub import parse_id

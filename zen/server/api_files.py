@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query
 
-from zen.orchestration import worktree_files
+from zen.orchestration.job import worktree_files
 from zen.server.api_tasks import ERRORS
 from zen.server.context import home
 from zen.server.models import ActionResult, Diff, FileContent, FileList, FileWrite

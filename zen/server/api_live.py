@@ -19,8 +19,8 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
 from zen.errors import UsageError, ZenError
-from zen.orchestration import terminal
-from zen.orchestration.query import resolve_job
+from zen.orchestration.job import terminal
+from zen.orchestration.read.query import resolve_job
 from zen.server.api_tasks import ERRORS
 from zen.server.context import ServerContext, ctx
 from zen.server.hub import event_id, parse_id

@@ -11,9 +11,9 @@ from starlette.concurrency import run_in_threadpool
 
 from zen.core.inert import inert_text
 from zen.errors import UsageError
-from zen.orchestration import control, land, pause, terminal
-from zen.orchestration.query import resolve_job
-from zen.orchestration.status import supervisor_status
+from zen.orchestration.job import control, land, pause, terminal
+from zen.orchestration.read.query import resolve_job
+from zen.orchestration.read.status import supervisor_status
 from zen.server import figures
 from zen.server.api_tasks import ERRORS, task_out
 from zen.server.context import ServerContext, ctx, home

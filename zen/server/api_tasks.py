@@ -10,9 +10,9 @@ from zen.core.durations import parse_duration
 from zen.core.model import Task
 from zen.core.refs import resolve
 from zen.errors import InvalidTask, NotFound, ZenError
-from zen.orchestration import control
-from zen.orchestration.dispatch import dispatch
-from zen.orchestration.query import pending_tasks, resolve_job
+from zen.orchestration.intake.dispatch import dispatch
+from zen.orchestration.job import control
+from zen.orchestration.read.query import pending_tasks, resolve_job
 from zen.server.context import home
 from zen.server.models import (
     ActionResult,

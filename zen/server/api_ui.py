@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse
 
 from zen import __version__
-from zen.orchestration.status import supervisor_status
+from zen.orchestration.read.status import supervisor_status
 from zen.server.api_tasks import ERRORS
 from zen.server.context import home
 from zen.server.models import Lane, LaneList, Status

@@ -3,7 +3,7 @@ or spawn kill itself (SIGKILL, as `kill -9` would: no cleanup, no flush) at that
 
 The tests of "spawn exactly once" (issue 15) crash the supervisor at every step in turn, restart
 it, and check that every task still runs, once. Unset (always, outside those tests) a step costs
-one environment lookup. The variable never reaches an agent (zen.orchestration.spawn.pane_env
+one environment lookup. The variable never reaches an agent (zen.orchestration.job.spawn.pane_env
 drops it), so an agent's hooks and commands cannot crash.
 """
 

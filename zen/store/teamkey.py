@@ -1,10 +1,10 @@
 """The home's team key (control/team-key, 0600): who may speak for a job to `zen mcp serve` from
 outside that job's agent.
 
-An agent's own server needs no key: zen.orchestration.team_identity accepts it because it runs
+An agent's own server needs no key: zen.orchestration.teams.identity accepts it because it runs
 under the job's agent process. The key is for a person, or a test, acting as a job over MCP: the
 token for job J is HMAC-SHA256(key, "zen-mcp-job:" + J), given to the server as $ZEN_MCP_TOKEN.
-The guardian lets no agent read the key (zen.guard.paths.HOME_SECRETS), and a job's own MCP
+The guardian lets no agent read the key (zen.guard.paths.resolve.HOME_SECRETS), and a job's own MCP
 config carries no token, so an agent holds nothing that names another job.
 """
 

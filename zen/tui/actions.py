@@ -1,6 +1,6 @@
 """What the watch's keys do beyond the orchestration calls the CLI makes too: the review diff.
 
-Everything else (send, finish, cancel, harvest, attach) is `zen.orchestration.control`, called
+Everything else (send, finish, cancel, harvest, attach) is `zen.orchestration.job.control`, called
 exactly as `zen send`, `zen finish`, ... call it.
 """
 

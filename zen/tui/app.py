@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import Footer, Static
 
 from zen.errors import ZenError
-from zen.orchestration import control, pause
+from zen.orchestration.job import control, pause
 from zen.store.home import Home
 from zen.tui.actions import review_diff
 from zen.tui.feed import Feed, Update

@@ -15,10 +15,10 @@ from typing import Any
 from zen.core import states
 from zen.core.model import JobSnapshot
 from zen.guard import approvals as approval_files
-from zen.orchestration.peek import last_line
-from zen.orchestration.query import pending_tasks
-from zen.orchestration.schedule import breaker_status
-from zen.orchestration.status import supervisor_status
+from zen.orchestration.job.peek import last_line
+from zen.orchestration.read.query import pending_tasks
+from zen.orchestration.read.schedule import breaker_status
+from zen.orchestration.read.status import supervisor_status
 from zen.store import events as ev_store
 from zen.store.home import Home
 from zen.store.jobs import JobStore

@@ -19,7 +19,7 @@ Families (each a module of plain functions taking the Analyser first, as git.py 
     system      privilege, power, disks, kill/cron/at, umask, shell builtins
     build       make, package runners (npx, uv run, ...), npm
     pkg         package sources of installs (known registries only), publishing a release
-    methods     the HTTP method a client sends, gh's subcommands (for zen/guard/hosted.py)
+    methods     the HTTP method a client sends, gh's subcommands (for zen/guard/scan/hosted.py)
     git         git (subcommands, pushes, config that smuggles commands)
     zen         zen itself: its state-changing commands are never an agent's
     generic     any other program; glab/hub; pip, pipx, gem, cargo, go (with pkg's checks)

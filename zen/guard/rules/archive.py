@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard.options import complete_long, has, split_opts, val
-from zen.guard.paths import norm
-from zen.guard.words import Cmd, State, Word, lit
+from zen.guard.paths.resolve import norm
+from zen.guard.shell.options import complete_long, has, split_opts, val
+from zen.guard.shell.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

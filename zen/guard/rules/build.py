@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard import defaults
-from zen.guard.buildfiles import make_recipes, npm_scripts
-from zen.guard.options import split_opts, val
-from zen.guard.paths import norm
+from zen.guard.paths.resolve import norm
+from zen.guard.policy import defaults
 from zen.guard.rules import pkg
-from zen.guard.words import UNK, Cmd, State, Word, lit
+from zen.guard.scan.buildfiles import make_recipes, npm_scripts
+from zen.guard.shell.options import split_opts, val
+from zen.guard.shell.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

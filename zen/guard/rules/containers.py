@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import has, split_opts
-from zen.guard.paths import under
+from zen.guard.paths.resolve import under
 from zen.guard.rules import env, net, pkg, secrets
-from zen.guard.words import UNK, Cmd, State, Word
+from zen.guard.shell.options import has, split_opts
+from zen.guard.shell.words import UNK, Cmd, State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard import codescan, defaults, pyscan, sqlscan
-from zen.guard.options import split_opts
-from zen.guard.scripts import output_text
-from zen.guard.words import UNK, Cmd, State, Word, lit
+from zen.guard.policy import defaults
+from zen.guard.scan import code as codescan
+from zen.guard.scan import python as pyscan
+from zen.guard.scan import sql as sqlscan
+from zen.guard.scan.scripts import output_text
+from zen.guard.shell.options import split_opts
+from zen.guard.shell.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

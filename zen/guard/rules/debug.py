@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard.words import Cmd, State, Word
+from zen.guard.shell.words import Cmd, State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

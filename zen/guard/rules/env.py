@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard.options import flag_present, split_opts, val
-from zen.guard.words import Cmd, State, Word, is_secret_name
+from zen.guard.shell.options import flag_present, split_opts, val
+from zen.guard.shell.words import Cmd, State, Word, is_secret_name
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

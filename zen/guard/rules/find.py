@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import split_opts, sq, val
-from zen.guard.paths import glob_hits_dot, norm
-from zen.guard.words import FOUND, UNK, Cmd, State, Word, lit
+from zen.guard.paths.resolve import glob_hits_dot, norm
+from zen.guard.shell.options import split_opts, sq, val
+from zen.guard.shell.words import FOUND, UNK, Cmd, State, Word, lit
 from zen.store.layout import WORKTREE_PRIVATE
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import has, is_mode_word, remote, split_opts, val
-from zen.guard.paths import AGENT_CONFIG_DIRS, AGENT_CONFIG_FILES, SAFE_DEVICES, norm
+from zen.guard.paths.resolve import AGENT_CONFIG_DIRS, AGENT_CONFIG_FILES, SAFE_DEVICES, norm
 from zen.guard.rules.table import HANDLERS
-from zen.guard.scripts import stdin_text
-from zen.guard.words import Cmd, State, Word, lit
+from zen.guard.scan.scripts import stdin_text
+from zen.guard.shell.options import has, is_mode_word, remote, split_opts, val
+from zen.guard.shell.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard import defaults
+from zen.guard.policy import defaults
 from zen.guard.rules import db, env, net, pkg, secrets
 from zen.guard.rules.table import SHELLS
-from zen.guard.words import Cmd, State, Word, lit
+from zen.guard.shell.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

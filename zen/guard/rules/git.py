@@ -19,10 +19,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from zen.guard.paths import norm, under
+from zen.guard.paths.resolve import norm, under
 from zen.guard.rules import env, gitalias, gitrefs
 from zen.guard.rules.gitopts import expand
-from zen.guard.words import Cmd, State, Word, lit
+from zen.guard.shell.words import Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

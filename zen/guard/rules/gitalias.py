@@ -12,9 +12,9 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import sq
 from zen.guard.rules.gitopts import GIT_COMMANDS
-from zen.guard.words import State, Word
+from zen.guard.shell.options import sq
+from zen.guard.shell.words import State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

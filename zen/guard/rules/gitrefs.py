@@ -44,8 +44,8 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.paths import norm
-from zen.guard.words import Word
+from zen.guard.paths.resolve import norm
+from zen.guard.shell.words import Word
 from zen.store import layout
 
 if TYPE_CHECKING:

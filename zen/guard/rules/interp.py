@@ -1,6 +1,6 @@
 """Interpreters: python, node/deno/bun, ruby, php, perl, and the rest.
 
-Inline code (-c, -e, heredocs) goes through codescan.py; a script file is read (credential
+Inline code (-c, -e, heredocs) goes through scan/code.py; a script file is read (credential
 rules) and, at observe, not run; code only known at run time is denied.
 """
 
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard import codescan, pyscan
 from zen.guard.rules import db, debug, pkg, zen
-from zen.guard.words import UNK, Cmd, State, Word, lit
+from zen.guard.scan import code as codescan
+from zen.guard.scan import python as pyscan
+from zen.guard.shell.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -1,4 +1,4 @@
-"""The HTTP method a client's command line sends (for the hosted API rule, zen/guard/hosted.py).
+"""The HTTP method a client's command line sends (for the hosted API rule, zen/guard/scan/hosted.py).
 
 Each returns the method in capitals, or None when it is only known at run time (then the call
 counts as mutating: fail closed). Option spellings follow the tools: curl's -XDELETE and
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from zen.guard.options import split_opts
-from zen.guard.words import UNK, Word
+from zen.guard.shell.options import split_opts
+from zen.guard.shell.words import UNK, Word
 
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"})
 HTTPIE = frozenset({"http", "https", "httpie", "xh", "xhs", "curlie"})

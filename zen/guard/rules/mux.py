@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.paths import norm
-from zen.guard.words import Cmd, State, Word
+from zen.guard.paths.resolve import norm
+from zen.guard.shell.words import Cmd, State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

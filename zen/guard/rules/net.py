@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.hosted import READ_METHODS, graphql_read, hosted_host, mutating_call, url_path
-from zen.guard.options import has, split_opts, val
 from zen.guard.rules import cloud, env, pkg, secrets
 from zen.guard.rules.methods import (
     HTTP_METHODS,
@@ -22,7 +20,9 @@ from zen.guard.rules.methods import (
     request_bodies,
     wget_method,
 )
-from zen.guard.words import UNK, Cmd, State, Word, lit
+from zen.guard.scan.hosted import READ_METHODS, graphql_read, hosted_host, mutating_call, url_path
+from zen.guard.shell.options import has, split_opts, val
+from zen.guard.shell.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard import defaults
-from zen.guard.urls import is_loopback, url_host
-from zen.guard.words import UNK, Word, lit
+from zen.guard.policy import defaults
+from zen.guard.shell.urls import is_loopback, url_host
+from zen.guard.shell.words import UNK, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import has, remote, split_opts, val
 from zen.guard.rules import fs, secrets
-from zen.guard.scripts import output_text
-from zen.guard.words import UNK, Cmd, State, Word, lit
+from zen.guard.scan.scripts import output_text
+from zen.guard.shell.options import has, remote, split_opts, val
+from zen.guard.shell.words import UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

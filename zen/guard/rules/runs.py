@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard.options import split_opts
-from zen.guard.paths import norm
-from zen.guard.words import FOUND, UNK, Cmd, State, Word, lit
+from zen.guard.paths.resolve import norm
+from zen.guard.shell.options import split_opts
+from zen.guard.shell.words import FOUND, UNK, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

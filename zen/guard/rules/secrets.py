@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard.words import Word
+from zen.guard.shell.words import Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

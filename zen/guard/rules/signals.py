@@ -24,9 +24,11 @@ Lean on purpose (imported by the hook with the first kill): stdlib + zen.guard.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from zen.guard.words import Cmd, State, Word
+from zen.guard.paths.procfs import HOW as _HOW
+from zen.guard.paths.procfs import own_process
+from zen.guard.shell.words import Cmd, State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -34,10 +36,8 @@ if TYPE_CHECKING:
 BY_NAME = frozenset({"pkill", "killall", "killall5", "skill", "snice"})
 # the agent's own shell's background jobs, however spelled: its last one, or all of them
 OWN_LAST_JOB = frozenset({"$!", '"$!"', "${!}", '"${!}"', "$(jobs -p)", '"$(jobs -p)"', "`jobs -p`"})
-PY_SIGNAL_CALLS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill", "os.pidfd_open"})
 _SIGNAL_VALUE = frozenset({"-s", "--signal", "-n"})
 _NO_SIGNAL = frozenset({"0", "SIG0", "EXIT", "SIGEXIT"})
-_HOW = "signal only your own processes: `kill %1` or `kill $!` for a job you started"
 
 
 def kill(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -108,40 +108,3 @@ def _target(an: Analyser, w: Word, st: State) -> None:
         own_process(an, int(t), f"`kill {w.raw}`")
         return
     an.deny("proc.signal", f"`kill {w.raw}`: not a process the guardian can place; {_HOW}")
-
-
-def own_process(an: Analyser, pid: int, what: str) -> None:
-    """Deny unless `pid` is a process of this job (its environment names the job)."""
-    if pid <= 0:
-        an.deny("proc.signal", f"{what} signals a whole process group (or every process), zen's own "
-                f"included; {_HOW}")
-    if pid == 1:
-        an.deny("proc.signal", f"{what} signals init; {_HOW}")
-    job = an.ctx.job_id
-    if not job or an.ctx.read is None:
-        an.deny("proc.signal", f"{what}: the guardian cannot tell whose process {pid} is; {_HOW}")
-    try:
-        environ = an.ctx.read(f"/proc/{pid}/environ")
-    except OSError:
-        environ = None
-    if environ is None or f"ZEN_JOB_ID={job}".encode() not in environ.split(b"\0"):
-        an.deny("proc.signal", f"{what}: process {pid} is not one of this job's (zen's supervisor, its "
-                f"guardian, the dashboard and other jobs' agents are never an agent's to signal); {_HOW}")
-
-
-def py_signal(an: Analyser, fn: str, values: list[Any], where: str) -> None:
-    """Inline Python's os.kill(pid, sig) / os.killpg(pgid, sig): the same rule as `kill`."""
-    an.ro(f"{where}: {fn}()")
-    if not an.ctx.agent:
-        return
-    if fn == "os.pidfd_open":
-        return
-    pid = values[0] if values else None
-    sig = values[1] if len(values) > 1 else None
-    if sig == 0 and fn == "os.kill":
-        return
-    if not isinstance(pid, int) or isinstance(pid, bool):
-        an.deny("proc.signal", f"{where}: {fn}() signals a process the guardian cannot resolve; {_HOW}")
-    if fn == "os.killpg":
-        an.deny("proc.signal", f"{where}: {fn}() signals a whole process group; {_HOW}")
-    own_process(an, pid, f"{where}: {fn}()")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from zen.guard import codescan
-from zen.guard.options import has, quoted_after, split_opts, val
-from zen.guard.words import UNK, Cmd, State, Word, is_secret_name, lit
+from zen.guard.scan import code as codescan
+from zen.guard.shell.options import has, quoted_after, split_opts, val
+from zen.guard.shell.words import UNK, Cmd, State, Word, is_secret_name, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

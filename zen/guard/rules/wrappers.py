@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard.options import has, is_num_flag, split_opts, sq, val
-from zen.guard.paths import norm
+from zen.guard.paths.resolve import norm
 from zen.guard.rules import interp
 from zen.guard.rules.table import WRAPPER_VALUE_OPTS
-from zen.guard.words import FOUND, Cmd, State, Word, lit
+from zen.guard.shell.options import has, is_num_flag, split_opts, sq, val
+from zen.guard.shell.words import FOUND, Cmd, State, Word, lit
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zen.guard.records import is_own_or_worker
-from zen.guard.words import Cmd, State, Word
+from zen.guard.paths.records import is_own_or_worker
+from zen.guard.shell.words import Cmd, State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser

@@ -1,5 +1,5 @@
 """The supervisor's endpoint for its Ray workers: the kill switch, read by every worker's
-guardian (zen.guard.remote_switch) on every call (DESIGN 14).
+guardian (zen.guard.policy.remote_switch) on every call (DESIGN 14).
 
     GET /v1/switch    Authorization: Bearer <token>   ->  {"v": 1, "engaged": <control/KILL exists>}
 

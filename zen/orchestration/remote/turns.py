@@ -67,7 +67,7 @@ OUTCOMES = (E.AGENT_EXITED, E.TURN_WAITING, E.RETRY_SCHEDULED, E.JOB_FAILED)
 ENDING = (E.JOB_CANCELLED, E.JOB_TIMEOUT, E.FINISH_REQUESTED)
 
 Events = list[dict[str, Any]]
-# harvest once after the exit (zen.orchestration.control.harvest_after_exit, handed in by the
+# harvest once after the exit (zen.orchestration.job.control.harvest_after_exit, handed in by the
 # callers: control itself dispatches here, so this module may not import it)
 Harvest = Callable[[Home, str], object]
 

@@ -1,0 +1,1 @@
+"""Where a path lands: resolution, the path checks, /proc and other processes, zen's own records."""

@@ -1,0 +1,1 @@
+"""The policy: guardian.yaml compiled, its rules, the built-in floor, autonomy levels, tool names."""

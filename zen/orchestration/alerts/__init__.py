@@ -1,0 +1,1 @@
+"""Telling humans: notifications when a job needs them or ends, and the webhook outbox."""

@@ -1,0 +1,77 @@
+"""zen gc: retention of old, finished jobs. Worktrees of harvested jobs go first (their work is
+on review branches); with `records`, the job records too. Branches are never touched.
+
+The observatory's retention (`observatory.history_retention`) applies to every job: its
+minute-by-minute metrics older than that are compacted into per-job totals, and a finished
+job's transcript ledgers (jobs/<id>/observe/) go once it ended longer ago than that."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+from typing import Any
+
+from zen.core.ids import iso, parse_iso, utcnow
+from zen.errors import ZenError
+from zen.observe import snapshot
+from zen.orchestration.job import control
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+
+
+def compact_history(home: Home, retention_s: float) -> dict[str, dict[str, Any]]:
+    """Apply the observatory's retention: job id -> what was compacted or removed."""
+    store = JobStore(home)
+    now = utcnow()
+    cutoff = iso(now - timedelta(seconds=retention_s))
+    out: dict[str, dict[str, Any]] = {}
+    for snap in store.snapshots():
+        done: dict[str, Any] = {}
+        merged = snapshot.compact(store.dir(snap.job), snap.job, cutoff)
+        if merged:
+            done["history_compacted"] = merged
+        ledgers = store.paths(snap.job).observe
+        if snap.state.final and snap.ended_at and snap.ended_at < cutoff and ledgers.is_dir():
+            shutil.rmtree(ledgers)      # the usage they counted is in the timeline
+            done["ledgers_removed"] = True
+        if done:
+            out[snap.job] = done
+    return out
+
+
+def collect(home: Home, older_than_s: float, *, records: bool = False,
+            retention_s: float | None = None) -> list[dict[str, Any]]:
+    store = JobStore(home)
+    now = utcnow()
+    out: list[dict[str, Any]] = []
+    history = compact_history(home, retention_s) if retention_s is not None else {}
+    for snap in store.snapshots():
+        if not snap.state.final:
+            if snap.job in history:
+                out.append({"job": snap.job, "state": snap.state.value, "worktree_removed": False,
+                            "record_removed": False, "review_branch": snap.review_branch,
+                            **history[snap.job]})
+            continue
+        stamp = snap.ended_at or snap.updated_at
+        entry: dict[str, Any] = {"job": snap.job, "state": snap.state.value, "worktree_removed": False,
+                                 "record_removed": False, "review_branch": snap.review_branch,
+                                 **history.get(snap.job, {})}
+        if not stamp or (now - parse_iso(stamp)).total_seconds() < older_than_s:
+            if snap.job in history:
+                out.append(entry)
+            continue
+        if snap.worktree and (home.worktrees / snap.job).exists():
+            try:
+                control.clean(home, snap.job)
+                entry["worktree_removed"] = True
+            except ZenError as exc:
+                entry["kept"] = str(exc)  # e.g. work not on a review branch: never removed
+        if records and "kept" not in entry:
+            if snap.worktree and (home.worktrees / snap.job).exists():
+                entry["kept"] = "its worktree is still there"
+            else:
+                shutil.rmtree(store.dir(snap.job))
+                entry["record_removed"] = True
+        if entry["worktree_removed"] or entry["record_removed"] or "kept" in entry or snap.job in history:
+            out.append(entry)
+    return out

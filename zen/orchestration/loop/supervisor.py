@@ -1,0 +1,539 @@
+"""`zen supervise`: one loop per home (DESIGN section 3).
+
+Wake on a spool hint, a file event of a live job or a due timer; intake (claim spool/new, record
+jobs); step the live jobs that need a look (their JobWatcher: turns, timeout, end); start what the
+scheduler allows (Starter: plan, spawn, retries).
+
+An idle agent costs nothing (issue 21): the loop learns of output and of timeline appends from
+file events on the jobs' pane.log, events.jsonl and exit_code (and of control/pane-died, which
+zen's tmux server touches when a pane dies), and a watcher is stepped only when such an event names its job (no more
+often than once a tick while its agent prints) or when its own clock says a look is due
+(`JobWatcher.next_due`: the idle timer, the timeout, a KILL after a TERM). Every live job is still
+looked at every SWEEP_S (a missed event costs that much, never a lost turn), and without file
+events at all the loop steps every live job every tick, as it always did. Everything the loop knows is rebuilt from the job timelines and tmux on start
+(`recover`, decided per job by zen.core.recovery), so a kill -9 at any moment loses nothing and
+runs no task twice:
+
+- an agent whose timeline has `agent.spawned` and no `agent.exited` is watched again if its
+  tmux pane lives, or recorded as exited (with tmux's exit code) and harvested if it died;
+- a job with `worktree.created` but no `agent.spawned` is a spawn cut short: resumed in place,
+  adopting this attempt's agent if tmux already runs it (zen.orchestration.job.spawn.launch);
+- an exited job with no harvest after its exit is harvested;
+- a task in spool/cur with no job record (crash mid-intake) gets its record.
+
+The clock, the tmux server and the spawner are injected (`Supervisor(home, clock=..., tmux=...,
+spawner=...)`), so tests replay recorded histories through `recover` and `loop_once` without real
+time passing or real agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.adapters.watch import FileEvents, SpoolWatch
+from zen.agents import get_adapter
+from zen.agents.base import AgentAdapter
+from zen.coord.runner import Coordinator
+from zen.core import recovery
+from zen.core import schedule as core_schedule
+from zen.core.clock import SYSTEM, Clock
+from zen.core.events import EventType as E
+from zen.core.events import timestamp
+from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
+from zen.core.turns import WAITING
+from zen.errors import ZenError
+from zen.guard.resident.server import Resident
+from zen.observe import receiver
+from zen.observe import snapshot as metrics
+from zen.observe.limits import Limits
+from zen.orchestration.alerts.notify import Notifier
+from zen.orchestration.alerts.webhooks import Webhooks
+from zen.orchestration.context import JobContext
+from zen.orchestration.intake.intake import Intake
+from zen.orchestration.job import control, spawn
+from zen.orchestration.job.spawn import Launched
+from zen.orchestration.loop.remote import RemoteTurns
+from zen.orchestration.loop.starter import SPAWN, Spawner, Starter
+from zen.orchestration.loop.teams import TeamLoop
+from zen.orchestration.loop.watcher import JobWatcher, WatchDeps, WatchSettings
+from zen.orchestration.read.status import supervisor_pid
+from zen.store import events as ev_store
+from zen.store.atomic import atomic_write
+from zen.store.config import Config
+from zen.store.home import Home
+from zen.store.jobs import JobStore
+from zen.store.layout import EVENTS, EXIT_FILE, PANE_LOG
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_EVERY_S = 1.0
+SETTLE_WAIT_S = 10.0         # how long settling a job waits for a command's control action on it
+RETRY_FIRST_S = 1.0          # an end that could not be recorded in full (a full disk) is tried again
+RETRY_CAP_S = 30.0           # ... doubling the wait up to this
+SWEEP_S = 5.0                # with file events: how often every live job is looked at all the same
+# the files of a job directory whose change is worth a look at the job
+_WAKING = frozenset({EVENTS, PANE_LOG, EXIT_FILE})
+
+
+class AlreadyRunning(ZenError):
+    pass
+
+
+def take_lock(home: Home) -> int:
+    """Hold control/supervisor.lock for the life of the process; write our pid into it."""
+    home.control.mkdir(parents=True, exist_ok=True)
+    fd = os.open(home.supervisor_lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        pid = supervisor_pid(home)
+        raise AlreadyRunning(f"a supervisor is already running for {home.root} (pid {pid}); "
+                             "zen supervise --stop stops it") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    os.fsync(fd)
+    return fd
+
+
+def _adapter(agent: str | None) -> AgentAdapter | None:
+    try:
+        return get_adapter(agent or "cmd")
+    except ZenError:
+        return None
+
+
+class Supervisor:
+    def __init__(self, home: Home, *, once: bool = False, clock: Clock = SYSTEM, tmux: Tmux | None = None,
+                 spawner: Spawner = SPAWN, notify: bool = True,
+                 signal_fn: Callable[[PaneInfo, int], object] = signal_pane) -> None:
+        self.home = home
+        self.once = once
+        self.clock = clock
+        self.store = JobStore(home)
+        self.cfg = Config.load(home, keep=True)
+        self.tmux = tmux if tmux is not None else Tmux.for_home(home)
+        self.tick_s = max(0.01, self.cfg.seconds("supervisor", "tick"))
+        self.settings = WatchSettings(idle_after_s=self.cfg.seconds("supervisor", "idle_after"),
+                                      grace_s=self.cfg.seconds("supervisor", "kill_grace"),
+                                      follow_s=self.tick_s)
+        # leases renewed and released, changes and conflicts across live jobs (DESIGN 10)
+        self.coord = Coordinator(home, live_jobs=lambda: list(self.tracked), quiet=self._quiet_since)
+        self.webhooks = Webhooks(home)  # coordinator.notification_webhook, from coord/outbox/
+        # agent teams (DESIGN 13): goals continued, messages delivered, recovered sessions adopted
+        self.team = TeamLoop(home, self.store, self.tmux)
+        self.deps = WatchDeps(store=self.store, clock=clock, panes=self.tmux, signal=signal_fn,
+                              turn_ended=self._turn_ended, publish=self._metrics,
+                              observed=self._limits)
+        self.intake = Intake(home, self.store)
+        # jobs whose turns run on a Ray cluster (DESIGN 14): started, followed and settled there
+        self.remote = RemoteTurns(home, self.store, requeue=self._requeue)
+        self.starter = Starter(home, self.store, self.tmux, clock, config=self.config, spawner=spawner,
+                               ended=self.coord.job_ended, remote=self.remote)
+        self.tracked: dict[str, JobWatcher] = {}
+        # ended jobs whose exit or harvest could not be recorded (a full or failing disk): the
+        # action to try again, when, and the wait before the try after it
+        self.unsettled: dict[str, tuple[Callable[[], object], float, float]] = {}
+        self.stopping = False
+        self.watch = SpoolWatch(home.spool_new)
+        # output and timeline appends of the live jobs (run() starts it; loop_once alone, as the
+        # replay tests drive it, steps every live job on every call)
+        self.files = FileEvents(self._on_path, [(home.jobs, True), (home.control, False)])
+        self.watching = False
+        self._jobs_dir = str(home.jobs) + os.sep
+        self._died = str(home.pane_died)
+        self._dirty: set[str] = set()
+        self._dirty_lock = threading.Lock()
+        self._sweep_at = float("-inf")
+        self._drained_at = float("-inf")           # when the jobs named by file events were last taken
+        self.notifier = Notifier(home) if notify else None  # tells a human when a job waits for them or ends
+        self._last_beat = float("-inf")
+        self._lock_fd: int | None = None
+        # the resident guardian (zen guard serve): agents' hooks ask it instead of loading the
+        # guardian for every call, and decide alone whenever it is not there
+        self.guard = Resident(str(home.root))
+        self.otlp: receiver.Receiver | None = None
+        self.limits = Limits(home)          # policy/guardian.yaml limits, from the observatory's counts
+
+    def _requeue(self, job_id: str) -> None:
+        self.starter.queued.add(job_id)
+
+    @property
+    def queued(self) -> set[str]:
+        return self.starter.queued
+
+    def config(self) -> Config:
+        """zen.yaml as it is now (parsed again only when it changed: lanes may be added live)."""
+        self.cfg = Config.load(self.home, keep=True)
+        return self.cfg
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def run(self) -> int:
+        self._lock_fd = take_lock(self.home)
+        self._control(E.SUPERVISOR_STARTED, pid=os.getpid())
+        log.info("supervisor started for %s (pid %d)", self.home.root, os.getpid())
+        old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.tmux.ensure_conf()
+            self.watch.start()
+            self.watching = self.files.start()
+            # agents' OpenTelemetry (before recovery: a resumed spawn is pointed at it)
+            self.otlp = receiver.for_supervisor(self.home, self.cfg.section("observatory"), once=self.once)
+            if self.notifier is not None:
+                self.notifier.start()
+            self.recover()
+            self.coord.start()
+            self.webhooks.start()
+            while not self.stopping:
+                self.heartbeat()
+                if not self.once:
+                    self.guard.ensure()
+                try:
+                    self.loop_once()
+                except ZenError as exc:  # e.g. zen.yaml mid-edit, tmux hiccup: try again next tick
+                    log.warning("supervisor pass failed: %s", exc)
+                except Exception:
+                    log.exception("supervisor pass failed unexpectedly; continuing")
+                if self.once:
+                    break
+                self.watch.wait(self.next_wait())
+        finally:
+            self._shut_down(old)
+        return 0
+
+    def _shut_down(self, handlers: dict[signal.Signals, Any]) -> None:
+        if self.otlp is not None:
+            self.otlp.stop()
+        self.guard.stop()
+        self.remote.close()
+        self.watch.stop()
+        self.files.stop()
+        self.watching = False
+        if self.notifier is not None:
+            self.notifier.stop()
+        self.coord.stop()
+        self.webhooks.stop()
+        for s, h in handlers.items():
+            signal.signal(s, h)
+        self._control(E.SUPERVISOR_STOPPED, pid=os.getpid(),
+                      live_agents=len(self.tracked), why="signal" if self.stopping else "once")
+        log.info("supervisor stopped; %d agents keep running", len(self.tracked))
+        self.heartbeat(stopped=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # stop claiming; agents keep running in tmux and are picked up by the next supervisor
+        self.stopping = True
+        self.watch.poke()
+
+    def loop_once(self) -> None:
+        try:
+            if not self.stopping:
+                # a task that will start in this pass has its `git worktree add` begun at its
+                # claim, while its record is written and the live jobs are looked at
+                running = len(self.tracked) + self.remote.count()
+                self.starter.queued.update(self.intake.claim_new(
+                    lambda task: self.starter.prestart(task, running=running)))
+            for job_id in self.team.tick():  # sessions `zen recover` started
+                if job_id not in self.tracked:
+                    self._track(job_id, self.store.snapshot(job_id))
+            self.step_all()
+            self._retry_unsettled()
+            if not self.stopping:
+                running = len(self.tracked) + self.remote.count()
+                for started in self.starter.start_due(running=running, stopping=lambda: self.stopping):
+                    self._track_started(started.job_id, started.launched)
+        finally:
+            self.starter.drop_early()
+
+    def next_wait(self) -> float:
+        """How long the loop may sleep before something is due. Without file events: a tick, or
+        less when some agent's silence will reach idle_after sooner (a turn end is noticed when it
+        happens, not up to a tick later). With them: until the soonest watcher's own due time, the
+        next tick while a job has unread events or tasks wait in the queue, the next sweep, and at
+        most a heartbeat apart."""
+        now = self.clock.monotonic()
+        if not self.watching:
+            wait = self.tick_s
+            for w in self.tracked.values():
+                due = w.idle_due_in(now)
+                if due is not None:
+                    wait = min(wait, due + 0.005)
+            return max(0.005, wait)
+        wait = HEARTBEAT_EVERY_S
+        for _, due, _ in self.unsettled.values():
+            wait = min(wait, due - now + 0.005)
+        if self.tracked:
+            wait = min(wait, self._sweep_at - now)
+        if self.queued:
+            wait = min(wait, self.tick_s)    # slots, backoffs and dependencies are re-planned each tick
+        with self._dirty_lock:
+            dirty = bool(self._dirty)
+        if dirty:
+            wait = min(wait, self._drained_at + self.tick_s - now)
+        for w in self.tracked.values():
+            due = w.next_due(now)
+            if due is not None:
+                wait = min(wait, due - now + 0.005)
+        return max(0.005, wait)
+
+    def _quiet_since(self, since: float) -> set[str]:
+        """Live jobs whose agent waits and that showed nothing new since `since` (monotonic):
+        the coordinator's thread keeps what it last read of their worktrees."""
+        return {j for j, w in list(self.tracked.items()) if w.detector.state == WAITING and w.changed_at < since}
+
+    # -- file events (watchdog's thread) ------------------------------------------------------------
+    def _on_path(self, path: str) -> None:
+        """A file of a job directory changed: note the job; wake the loop for the first one noted
+        since its last pass (it wakes once, not once per write of a busy agent). A pane died: look
+        at every live job now (tmux's hook does not say whose)."""
+        if path == self._died:
+            self._sweep_at = float("-inf")
+            self.watch.poke()
+            return
+        if not path.startswith(self._jobs_dir):
+            return
+        job_id, _, name = path[len(self._jobs_dir):].partition(os.sep)
+        if name not in _WAKING:
+            return
+        with self._dirty_lock:
+            first = not self._dirty
+            self._dirty.add(job_id)
+        if first:
+            self.watch.poke()
+
+    def _due_jobs(self, now: float) -> list[str]:
+        """The live jobs to look at now: all of them without file events (every call) or at a
+        sweep; else those a file event named (at most once a tick) and those whose clock is due."""
+        if not self.watching or now >= self._sweep_at:
+            self._sweep_at = now + SWEEP_S
+            with self._dirty_lock:
+                self._dirty.clear()
+            return list(self.tracked)
+        due = {j for j, w in self.tracked.items() if (t := w.next_due(now)) is not None and t <= now}
+        if now >= self._drained_at + self.tick_s:
+            with self._dirty_lock:
+                named, self._dirty = self._dirty, set()
+            if named:
+                self._drained_at = now
+                due.update(j for j in named if j in self.tracked)
+        return [j for j in self.tracked if j in due]
+
+    def heartbeat(self, stopped: bool = False) -> None:
+        now = self.clock.monotonic()
+        if not stopped and now - self._last_beat < HEARTBEAT_EVERY_S:
+            return
+        self._last_beat = now
+        data = {"v": CONTROL_VERSION, "ts": timestamp(self.clock.time()), "pid": os.getpid(),
+                "live": len(self.tracked), "queued": len(self.queued), "stopped": stopped}
+        with contextlib.suppress(OSError):
+            atomic_write(self.home.heartbeat, json.dumps(data) + "\n", cache=True)   # its age is what counts
+
+    def _control(self, etype: str, **fields: Any) -> None:
+        """Home-wide supervisor events go to logs/control.jsonl (append-only), not a job timeline."""
+        try:
+            ev_store.append_control(self.home, etype, **fields)
+        except OSError:
+            log.exception("cannot write %s", self.home.control_log)
+
+    # -- restart --------------------------------------------------------------------------------------
+    def recover(self) -> None:
+        """Rebuild what the loop knows from the timelines and tmux (see the module docstring)."""
+        for path in self.intake.unrecorded():
+            if (job_id := self.intake.record(path)) is not None:
+                self.queued.add(job_id)
+        panes = self.tmux.panes()
+        for job_id in self.store.ids():
+            try:
+                self._recover_job(job_id, panes)
+            except Exception:
+                log.exception("could not recover job %s; leaving it as recorded", job_id)
+        self.coord.reconcile()  # leases of jobs that ended while no supervisor watched
+        self.store.reindex()    # finished jobs into jobs/.index.json (a home from before it)
+
+    def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
+        if self.remote.recover(job_id):
+            return  # its turns run on Ray: followed again by id, never submitted twice
+        events = self.store.events(job_id)
+        snap = self.store.snapshot(job_id)
+        running = recovery.running_spawn(events)
+        session = str((running or {}).get("session") or spawn.session_name(job_id))
+        info = panes.get(session) if running is not None else None
+        action = recovery.decide(events, snap.state, pane_alive=info is not None and not info.dead)
+        if action is recovery.Recover.WATCH:
+            log.info("job %s: agent still running in %s; watching it again", job_id, session)
+            self._track(job_id, snap).initial_input = recovery.pending_input(events)
+        elif action is recovery.Recover.SETTLE:
+            log.info("job %s: agent ended while no supervisor watched (exit %s)", job_id,
+                     info.exit_code if info else "unknown")
+            self._finish_end(job_id, lambda: self._settled_exit(job_id, info))
+        elif action is recovery.Recover.HARVEST:
+            self._finish_end(job_id, lambda: self._harvested(job_id))
+        elif action is recovery.Recover.RESUME:
+            # worktree.created but no agent.spawned: a spawn cut short; finish it in place
+            launched = self.starter.start(job_id, resume=True)
+            if launched is not None:
+                self._track_started(job_id, launched)
+        elif action is recovery.Recover.QUEUE:
+            self.queued.add(job_id)
+
+    # -- tracking and settling -------------------------------------------------------------------------
+    def _ctx(self, job_id: str) -> JobContext:
+        return JobContext.load(self.home, job_id, config=self.cfg, store=self.store, clock=self.clock)
+
+    def _track(self, job_id: str, snap: JobSnapshot) -> JobWatcher:
+        try:
+            timeout_s: float | None = self.store.task(job_id).timeout_s
+        except ZenError:
+            timeout_s = None
+        watcher = JobWatcher.start(job_id, snap, deps=self.deps, settings=self.settings,
+                                   session=spawn.session_name(job_id), timeout_s=timeout_s,
+                                   adapter=_adapter(snap.agent))
+        self.tracked[job_id] = watcher
+        return watcher
+
+    def _track_started(self, job_id: str, launched: Launched) -> None:
+        watcher = self._track(job_id, self.store.snapshot(job_id))
+        watcher.initial_input = launched.initial_input or None
+
+    def _limits(self, job_id: str, new: list[dict[str, Any]]) -> None:
+        """policy/guardian.yaml limits: a job over one is failed (its agent then stopped)."""
+        try:
+            got = self.limits.observe(job_id, new)
+        except (OSError, ValueError) as exc:
+            log.warning("job %s: cannot check its limits: %s", job_id, exc)
+            return
+        if got is not None:
+            log.info("job %s: %s; stopping the agent", job_id, got.reason)
+
+    def _turn_ended(self, job_id: str) -> None:
+        self.coord.poke(job_id)          # compare its changes now
+        self.team.turn_ended(job_id)     # messages queued during the turn
+
+    def _metrics(self, job_id: str) -> None:
+        """Publish the job's metrics.json (the observatory's snapshot of its timeline)."""
+        try:
+            metrics.refresh(self.store.dir(job_id), job_id)
+        except OSError as exc:
+            log.warning("job %s: cannot write metrics.json: %s", job_id, exc)
+
+    def _settle(self, w: JobWatcher, info: PaneInfo | None) -> None:
+        """The agent ended: a failed start is retried while retries are left; anything else is
+        recorded (once) and harvested (once). After any control action a command is taking on
+        the job (a cancel records the same exit and harvest; the supervisor then finds them done)."""
+        with self._serialised(w.job_id):
+            self._settle_now(w, info)
+
+    def _serialised(self, job_id: str) -> contextlib.AbstractContextManager[None]:
+        """The job's control lock, as the commands take it; a command that holds it for longer
+        than SETTLE_WAIT_S does not stall the loop (the exit and harvest are recorded once anyway)."""
+        return control.serialised(self.home, job_id, wait_s=SETTLE_WAIT_S, required=False)
+
+    def _settled_exit(self, job_id: str, info: PaneInfo | None) -> None:
+        with self._serialised(job_id):
+            control.settle_exit(self._ctx(job_id), self.tmux, info, actor="supervisor")
+
+    def _harvested(self, job_id: str) -> None:
+        with self._serialised(job_id):
+            control.harvest_after_exit(self._ctx(job_id))
+
+    def _finish_end(self, job_id: str, action: Callable[[], object], delay: float = RETRY_FIRST_S) -> None:
+        """Record an ended agent's exit and harvest (`action`); what a full or failing disk kept
+        from being recorded is tried again later (issue 15: the harvest completes once space is
+        back), with a doubling wait."""
+        try:
+            action()
+            self.store.snapshot(job_id)
+            self._metrics(job_id)
+        except Exception as exc:
+            log.warning("job %s: its end is not recorded in full (%s); trying again in %.0fs", job_id, exc, delay)
+        if self._unfinished(job_id):
+            self.unsettled[job_id] = (action, self.clock.monotonic() + delay, min(delay * 2, RETRY_CAP_S))
+        else:
+            self.unsettled.pop(job_id, None)
+
+    def _unfinished(self, job_id: str) -> bool:
+        """The agent ended but its exit, or the harvest after it, is not on record yet."""
+        try:
+            events = self.store.events(job_id)
+            snap = self.store.snapshot(job_id)
+        except Exception:
+            return True
+        if snap.state is JobStatus.queued:  # a retry of a failed start is scheduled
+            return False
+        return control.end_pending(events, snap)
+
+    def _retry_unsettled(self) -> None:
+        now = self.clock.monotonic()
+        for job_id, (action, due, delay) in list(self.unsettled.items()):
+            if due <= now and not self.stopping:
+                self._finish_end(job_id, action, delay)
+
+    def _settle_now(self, w: JobWatcher, info: PaneInfo | None) -> None:
+        if info is not None and not info.settled:  # the look that ended it saw no status: look again
+            info = self.tmux.pane(w.session) or info
+        info = control.with_exit_status(self.home, w.job_id, info)
+        events = self.store.events(w.job_id)
+        why = None if w.cancelled or info is None else core_schedule.early_failure(events, info.exit_code,
+                                                                                    info.signal)
+        if why is not None and self.starter.retries_left(w.job_id, events):
+            control.append_exit_once(self.store, w.job_id, info, actor="supervisor")
+            self.tmux.kill_session(w.session)
+            self.starter.retry(w.job_id, why, events)  # the worktree stays: the next attempt starts from it
+            return
+        ctx = self._ctx(w.job_id)
+        control.settle_exit(ctx, self.tmux, info, actor="supervisor")
+        if self.team.exited(w.job_id):
+            return  # a goal's agent died: a new session goes on in the worktree (teams.recovery auto)
+        if self.cfg.get("supervisor", "auto_cleanup"):
+            snap = ctx.snapshot()
+            if snap.exit_code == 0 and snap.review_branch:
+                try:
+                    control.clean(self.home, w.job_id)
+                except ZenError as exc:
+                    log.info("auto_cleanup kept %s: %s", w.job_id, exc)
+
+    # -- stepping live jobs -----------------------------------------------------------------------------------
+    def step_all(self) -> None:
+        self.remote.step()
+        if not self.tracked:
+            return
+        now = self.clock.monotonic()
+        jobs = self._due_jobs(now)
+        if not jobs:
+            return
+        try:
+            panes = self.tmux.panes()
+        except ZenError as exc:
+            log.warning("cannot list tmux panes this tick: %s", exc)
+            return
+        for job_id in jobs:
+            watcher = self.tracked[job_id]
+            try:
+                ended = watcher.step(panes.get(watcher.session))
+                if ended is None and watcher.detector.state == WAITING:
+                    self.team.waiting(job_id)   # a goal's turn ended: continue, hold or stop it
+                if ended is not None:
+                    self.tracked.pop(job_id, None)
+                    self.coord.scanner.forget(job_id)
+                    self._finish_end(job_id, functools.partial(self._settle, watcher, ended.info))
+            except Exception:
+                log.exception("job %s: error while stepping", job_id)
+
+
+def run_supervisor(home: Home, *, once: bool = False) -> int:
+    return Supervisor(home, once=once).run()
+
+
+__all__ = ["AlreadyRunning", "Supervisor", "run_supervisor", "take_lock"]

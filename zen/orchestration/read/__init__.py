@@ -1,0 +1,1 @@
+"""Reading the home: the queue, job states, what `zen status` and `zen show` print."""
