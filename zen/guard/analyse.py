@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from fnmatch import fnmatchcase
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -33,17 +32,14 @@ from zen.guard.paths.checks import PathChecks
 from zen.guard.paths.resolve import Resolver, Target, norm, under
 from zen.guard.policy import defaults
 from zen.guard.policy.load import Policy
+from zen.guard.policy.match import PolicyRules
 from zen.guard.policy.rule import Rule
 from zen.guard.rules import runs
 from zen.guard.rules.table import HANDLERS, MULTICALL, SENDS_ARGUMENTS, script_identity
-from zen.guard.scan import sql as sqlscan
-from zen.guard.scan.hosted import mutating_call
+from zen.guard.scan.callbacks import CodeCallbacks
 from zen.guard.scan.scripts import ScriptRuns, output_text
-from zen.guard.shell.options import flag_present
-from zen.guard.shell.urls import URL_IN_TEXT, host_of, is_loopback, looks_host, url_host
 from zen.guard.shell.walk import Walker
-from zen.guard.shell.words import UNK, Cmd, ShellError, State, Word, is_secret_name, lit
-from zen.store import layout
+from zen.guard.shell.words import UNK, Cmd, ShellError, State, Word, is_secret_name
 
 MAX_LEAF_DEPTH = 12
 # shell builtins: a file of the same name on $PATH does not run in their place
@@ -123,7 +119,7 @@ def _path_folders(value: str, cwd: str | None, roots: tuple[str, ...]) -> list[s
     return hit
 
 
-class Analyser(PathChecks, ScriptRuns):
+class Analyser(PathChecks, ScriptRuns, CodeCallbacks, PolicyRules):
     """One decision's worth of analysis (not reused across calls)."""
 
     def __init__(self, ctx: Context, policy: Policy, handler: Callable[[str], Handler]) -> None:
@@ -377,210 +373,6 @@ class Analyser(PathChecks, ScriptRuns):
             if head:
                 return script_identity(head) or name
         return name
-
-    # -- policy rules -------------------------------------------------------------------------------
-    def policy_rules(self, name: str, args: list[Word], st: State, cmd: Cmd | None) -> None:
-        if not self.rules:
-            return
-        texts = [a.text for a in args]
-        posw: list[str] | None = None    # the positional words, when the first subcommand rule asks
-        paths: list[str] | None = None   # resolved once, when the first rule with a path asks
-        for rule in self.rules:
-            m = rule.match
-            if "tool" in m:
-                continue
-            if rule.names is not None:
-                if name not in rule.names:
-                    continue
-            elif "command" in m and not any(fnmatchcase(name, g) for g in m["command"]):
-                continue
-            if rule.subcommands is not None:
-                if posw is None:
-                    posw = [t for t in texts if not t.startswith("-")]
-                if not any(posw[:len(s)] == s for s in rule.subcommands):
-                    continue
-            if "args" in m and not any(fnmatchcase(t, g) for t in texts for g in m["args"]):
-                continue
-            if "flags" in m and not any(flag_present(texts, f) for f in m["flags"]):
-                continue
-            if "host" in m:
-                hosts = [h for t in texts for h in [host_of(t)] if h]
-                if not any(fnmatchcase(h, g) for h in hosts for g in m["host"]):
-                    continue
-            if rule.text_res and not self._text_hit(rule):
-                continue
-            if "path" in m:
-                if paths is None:
-                    paths = []
-                    for t in texts:
-                        tg = self.resolver.target(t, st.cwd, st.links)
-                        if tg is not None:
-                            paths.append(tg.path)
-                    if cmd is not None:
-                        for w, _ in cmd.writes:
-                            tg = self.resolver.target(w.text, st.cwd, st.links)
-                            if tg is not None:
-                                paths.append(tg.path)
-                if not any(rule.path_matches(p, self.worktree or self.cwd, self.user_home) for p in paths):
-                    continue
-            self.rule_hit(rule)
-
-    def _text_hit(self, rule: Rule) -> bool:
-        """A rule's text patterns against the whole command (the same for every command in it)."""
-        hit = self._text_hits.get(rule.id)
-        if hit is None:
-            hit = self._text_hits[rule.id] = any(rx.search(self.text) for rx in rule.text_res)
-        return hit
-
-    def rule_hit(self, rule: Rule) -> None:
-        if rule.decision == "approval":
-            if self.pending is None:
-                self.pending = Decision(APPROVAL, rule.id, rule.label)
-        else:
-            self.deny(rule.id, rule.label)
-
-    # -- codescan callbacks ------------------------------------------------------------------------
-    def argv(self, argv: list[str], where: str) -> None:
-        if not argv:
-            return
-        self.leaf([lit(a) for a in argv], self.st, None, self.depth + 1)
-
-    def shell_string(self, text: str, where: str) -> None:
-        self.walk(text, self.st.copy(vars={}), self.depth + 1)
-
-    def literal(self, text: str, where: str) -> None:
-        self.literal_paths(text, where)
-        if "://" in text or "." in text:
-            for m in URL_IN_TEXT.finditer(text):
-                self.host_check(m.group(0), f"{where}: ")
-
-    def sql(self, text: str, where: str) -> None:
-        bad = sqlscan.destructive_sql(text)
-        if bad:
-            self.deny("sql.destructive", f"{where}: destructive SQL ({bad})")
-
-    def py_mode(self, mode: Any, where: str) -> None:
-        if not isinstance(mode, int):
-            self.deny("perm.unresolved", f"{where}: sets a file mode the guardian cannot resolve")
-        self.mode_int(mode, where)
-
-    def py_net(self, fn: str, values: list[Any], where: str, method: str | None = None) -> None:
-        self.ro(f"{where}: a network call")
-        flat = [x for v in values for x in (v if isinstance(v, (list, tuple)) else [v])]   # (host, port)
-        urls = [v for v in flat if isinstance(v, str) and ("://" in v or looks_host(v))]
-        for u in urls:
-            self.host_check(u, f"{where}: ")
-            self.py_hosted(u if "://" in u else "https://" + u, method, f"{where}: {fn}()")
-        last = fn.rsplit(".", 1)[-1].lower()
-        if not urls and last in ("get", "post", "put", "patch", "delete", "head", "options", "request",
-                                 "urlopen", "stream", "fetch", "send", "request_url", "urlretrieve"):
-            self.deny("net.unresolved-host", f"{where}: {fn}() reaches a host the guardian cannot "
-                      "resolve")
-        self.need("network_requests", "approval.network", f"{where}: {fn}()")
-
-    def py_hosted(self, url: str, method: str | None, where: str) -> None:
-        mutating_call(self, url, method, where)
-
-    def py_link(self, target: Any, link: Any, hard: bool, where: str) -> None:
-        if not isinstance(target, str) or not isinstance(link, str):
-            self.deny("fs.unresolved-target", f"{where} makes a link the guardian cannot resolve")
-        self.ro(where)
-        base = norm(link, self.st.cwd)
-        bases = [base.rsplit("/", 1)[0] or "/" if base else None] if not hard else list(self.st.cwds)
-        self.link_target(lit(target), bases, self.st, hard, where)
-        self.write_word(lit(link), self.st, f"{where} creates a link at")
-
-    def sdk(self, lang: str, module: str, where: str) -> None:
-        """Code that imports the SDK of a high-consequence API calls it raw: denied (use a gate)."""
-        top = module if lang == "js" and module.startswith("@") else module.split(".", maxsplit=1)[0].split("/", maxsplit=1)[0]
-        if lang == "js" and module.startswith("@"):
-            top = "/".join(module.split("/")[:2])
-        if top in defaults.HIGH_CONSEQUENCE_SDKS.get(lang, ()):
-            self.deny("net.sdk", f"{where}: uses {top}, the SDK of a high-consequence API (payments, "
-                      "marketing, email/SMS, helpdesk): declare an integration and use `zen gate NAME`")
-
-    def py_import(self, module: str, where: str) -> None:
-        self.sdk("python", module, where)
-        if module == "zen" or module.startswith("zen."):
-            if self.ctx.agent:
-                self.deny("self.zen-command", f"{where}: imports zen's own code ({module}), and an agent is "
-                          "never a human: use the zen CLI's read-only commands")
-            self.ro(f"{where}: zen's own code")
-
-    def py_path(self, value: Any, kind: str, where: str) -> None:
-        if kind == "read":
-            if isinstance(value, str):
-                self.read_word(lit(value), self.st)
-            return
-        if not isinstance(value, str):
-            self.deny("fs.unresolved-target", f"{where} changes a path the guardian cannot resolve")
-        self.ro(where)
-        if kind == "delete":
-            self.delete_word(lit(value), self.st, f"{where} deletes")
-        else:
-            self.write_word(lit(value), self.st, f"{where} writes")
-
-    # -- shared checks -----------------------------------------------------------------------------
-    def host_check(self, url: str, prefix: str = "") -> None:
-        host, port, scheme = url_host(url)
-        if host is None:
-            return
-        if UNK in host or not host:
-            self.deny("net.unresolved-host", f"{prefix}the host of {url.replace(UNK, '$…')!s} is only "
-                      "known at run time")
-        if self.ctx.agent and is_loopback(host) and (port or (443 if scheme in ("https", "wss") else 80)) \
-                in self.zen_ports():
-            self.deny("self.zen-api", f"{prefix}{url} is zen serve's API, the human's controls, and an agent "
-                      "is never a human: use the zen CLI's read-only commands")
-        hit = self.policy.match_host(host, port, scheme)
-        if hit is not None:
-            _pattern, cat, integ = hit
-            how = f"use `zen gate {integ} METHOD PATH`" if integ else \
-                "declare an integration in policy/guardian.yaml and use `zen gate NAME`"
-            self.deny("net.high-consequence", f"raw call to {host} ({cat}): {how}")
-
-    def zen_ports(self) -> set[int]:
-        """The ports of this home's zen serve: the default and the one it runs on."""
-        ports = {layout.SERVER_PORT}
-        if self.ctx.home:
-            try:
-                with open(f"{self.ctx.home}/{layout.CONTROL}/{layout.SERVER_INFO}", "rb") as f:
-                    found = re.search(rb'"port"\s*:\s*(\d+)', f.read(4096))
-                if found:
-                    ports.add(int(found.group(1)))
-            except OSError:
-                pass
-        return ports
-
-    def mode_int(self, mode: int, where: str) -> None:
-        if mode & 0o002:
-            self.deny("perm.world-writable", f"{where}: world-writable mode {oct(mode)}")
-        if mode & 0o6000:
-            self.deny("perm.setuid", f"{where}: setuid/setgid mode {oct(mode)}")
-
-    def mode_text(self, w: Word, where: str) -> None:
-        if not w.known:
-            self.deny("perm.unresolved", f"{where}: a mode only known at run time")
-        t = w.text
-        if re.fullmatch(r"[0-7]{1,5}", t):
-            self.mode_int(int(t, 8), where)
-        else:
-            self.symbolic_mode(t, where)
-
-    def symbolic_mode(self, text: str, where: str) -> None:
-        for clause in text.split(","):
-            m = re.match(r"^([ugoa]*)([-+=])(.*)$", clause)
-            if not m:
-                if re.fullmatch(r"[0-7]{1,5}", clause):
-                    self.mode_int(int(clause, 8), where)
-                continue
-            who, op, perms = m.groups()
-            if op == "-":
-                continue
-            if "s" in perms:
-                self.deny("perm.setuid", f"{where}: {clause} sets setuid/setgid")
-            if "w" in perms and ("o" in who or "a" in who):
-                self.deny("perm.world-writable", f"{where}: {clause} makes files world-writable")
 
     def payload(self, words: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
         """Run a wrapped command (its argv)."""
