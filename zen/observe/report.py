@@ -34,6 +34,11 @@ class MetricsReport:
     by: str | None = None
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    folds: list[JobFold] = field(default_factory=list, repr=False)   # what the total was folded from
+
+    def per_job(self) -> list[dict[str, Any]]:
+        """The figures of each job the total holds, over the same window, in the total's order."""
+        return [{"job": f.job, **figures([f], self.since, self.until)} for f in self.folds]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"scope": self.scope, "since": self.since, "until": self.until}
@@ -69,7 +74,7 @@ def job_report(home: Home, job_id: str, since: str | None = None) -> MetricsRepo
     against = limits.usage_of(home, fold)
     if against:
         extra["limits"] = against           # policy/guardian.yaml limits: max and used
-    return MetricsReport("job", since, now, figures([fold], since, now), job=job_id, extra=extra)
+    return MetricsReport("job", since, now, figures([fold], since, now), job=job_id, extra=extra, folds=[fold])
 
 
 def fleet_report(home: Home, since: str | None = None, lane: str | None = None,
@@ -93,7 +98,8 @@ def fleet_report(home: Home, since: str | None = None, lane: str | None = None,
     pending = len(spool.pending(home)) if lane is None else 0
     extra = {"active_sessions": live, "tasks_in_progress": live + queued + pending,
              "tasks_queued": queued + pending}
-    report = MetricsReport("fleet", since, now, figures(folds, since, now), lane=lane, by=by, extra=extra)
+    report = MetricsReport("fleet", since, now, figures(folds, since, now), lane=lane, by=by, extra=extra,
+                           folds=folds)
     if by is not None:
         grouped: dict[str, list[JobFold]] = {}
         for fold in folds:

@@ -75,21 +75,13 @@ def get_session(job: str, events: int = Query(200, ge=0, le=5000, description="H
 def session_metrics(job: str, h: Home = Depends(home)) -> Metrics:
     """Tokens, cost, API calls and errors, tool calls, file operations, turns and their latency."""
     job_id = resolve_job(h, job)
-    return Metrics(**figures.job_metrics(job_id, JobStore(h).events(job_id)))
+    return Metrics(**figures.job_metrics(h, job_id))
 
 
 @router.get("/metrics", response_model=FleetMetrics)
 def fleet_metrics(h: Home = Depends(home)) -> FleetMetrics:
-    """The same figures for every job, and in total."""
-    store = JobStore(h)
-    jobs = []
-    active = in_progress = 0
-    for snap in store.snapshots():
-        jobs.append(figures.job_metrics(snap.job, store.events(snap.job)))
-        active += 1 if snap.state.live else 0
-        in_progress += 1 if snap.state.live or snap.state.value == "queued" else 0
-    return FleetMetrics(total=Metrics(**figures.total(jobs)), jobs=[Metrics(**m) for m in jobs],
-                        active_sessions=active, tasks_in_progress=in_progress)
+    """The same figures for every job, and in total (those of zen metrics --json)."""
+    return FleetMetrics(**figures.fleet_metrics(h))
 
 
 @router.post("/sessions/{job}/input", response_model=ActionResult)
