@@ -56,6 +56,31 @@ def screen(home: Home, ref: str) -> Screen:
     return Screen(job_id, "\n".join(rows), cx, cy, w, h, bool(info and not info.dead and snap.state.live))
 
 
+def screens(home: Home, job_ids: list[str]) -> dict[str, Screen]:
+    """The screens of several jobs at once (the page's one stream): one listing of the panes for
+    all of them, then one tmux call per pane. A job without a pane gets an empty, not-live Screen."""
+    store = JobStore(home)
+    tmux = Tmux.for_home(home)
+    try:
+        panes = tmux.panes()
+    except ZenError:
+        panes = {}
+    out: dict[str, Screen] = {}
+    for job_id in job_ids:
+        try:
+            snap = store.snapshot(job_id, write=False)
+        except (ZenError, OSError, ValueError):
+            continue
+        info = panes.get(snap.tmux_session) if snap.tmux_session else None
+        got = tmux_adapter.screen(tmux, info.pane_id) if info is not None else None
+        if got is None:
+            out[job_id] = Screen(job_id)
+            continue
+        rows, cx, cy, w, h = got
+        out[job_id] = Screen(job_id, "\n".join(rows), cx, cy, w, h, bool(info and not info.dead and snap.state.live))
+    return out
+
+
 def describe(items: list[tuple[str, str]]) -> str:
     """The typed items as the timeline shows them: text as typed, other keys as <Name>."""
     return "".join(v if k == "text" else SHOWN_KEYS.get(v, f"<{v}>") for k, v in items)
@@ -91,4 +116,4 @@ def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = 
     return Sent(job_id, ev["seq"], snap.state.value)
 
 
-__all__ = ["KEY_RE", "Screen", "describe", "screen", "type_keys"]
+__all__ = ["KEY_RE", "Screen", "describe", "screen", "screens", "type_keys"]

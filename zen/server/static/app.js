@@ -10,6 +10,8 @@ const Z = {
   lanes: [],
   tab: "sessions",
   source: null,
+  screens: new Map(),       // job id -> its last screen (from the stream)
+  views: new Map(),         // job id -> the elements drawing its screen
   onSessions: [],           // callbacks (grid.js)
 };
 
@@ -68,7 +70,10 @@ const LIVE = new Set(["starting", "working", "waiting", "paused"]);
 const timers = {};
 function soon(key, fn, ms) {
   if (timers[key]) return;
-  timers[key] = setTimeout(() => { delete timers[key]; fn(); }, ms === undefined ? 60 : ms);
+  timers[key] = setTimeout(() => {
+    delete timers[key];
+    Promise.resolve().then(fn).catch(() => {});   // the server may be away: the next resync catches up
+  }, ms === undefined ? 60 : ms);
 }
 
 // -- tabs -----------------------------------------------------------------------------------------
@@ -165,11 +170,26 @@ async function control(job, what) {
   if (r) refreshJob(job);
 }
 
-// the live screen of a job's terminal, drawn into `el`; returns the EventSource
+// the live screen of a job's terminal, drawn into `el`. Screens come on the page's one stream
+// (every live agent's); an ended job's last screen is asked for once. Returns {close()}.
 function watchScreen(job, el) {
-  const es = new EventSource(`${API}/sessions/${encodeURIComponent(job)}/screen/stream`);
-  es.addEventListener("screen", m => ZenTerm.render(el, JSON.parse(m.data)));
-  return es;
+  let views = Z.views.get(job);
+  if (!views) { views = new Set(); Z.views.set(job, views); }
+  views.add(el);
+  const last = Z.screens.get(job);
+  ZenTerm.render(el, last || { job, text: "", live: false });
+  const s = Z.sessions.get(job);
+  if (!last && !(s && LIVE.has(s.state))) {
+    api("GET", `/sessions/${encodeURIComponent(job)}/screen`).then(putScreen, () => {});
+  }
+  return { close() { views.delete(el); if (!views.size) Z.views.delete(job); } };
+}
+function putScreen(shot) {
+  const prev = Z.screens.get(shot.job);
+  // an agent that ended leaves its last screen up (the pane is gone, so the new one is empty)
+  if (!shot.live && !shot.text && prev) shot = { ...prev, live: false };
+  Z.screens.set(shot.job, shot);
+  (Z.views.get(shot.job) || []).forEach(el => ZenTerm.render(el, shot));
 }
 
 // -- tasks ----------------------------------------------------------------------------------------
@@ -333,11 +353,24 @@ const ZenFiles = {
 };
 
 // -- live updates ------------------------------------------------------------------------------------
+function setLive(text, on) { const l = $("#live"); l.textContent = text; l.className = "pill " + (on ? "on" : "off"); }
+
+// One EventSource for the whole page (events, hints and every live agent's screen). When it
+// (re)connects, everything the page shows is read again before it says "live": whatever
+// happened while it was away (a job ended, the server restarted) is on the page by then.
 function connect() {
-  const es = new EventSource(`${API}/events`);
+  const es = new EventSource(`${API}/live`);
   Z.source = es;
-  es.onopen = () => { const l = $("#live"); l.textContent = "live"; l.className = "pill on"; };
-  es.onerror = () => { const l = $("#live"); l.textContent = "reconnecting…"; l.className = "pill off"; };
+  Z.connected = false;
+  es.onopen = async () => {
+    Z.connected = true;
+    setLive("syncing…", false);
+    try {
+      await resync();
+      if (Z.connected) setLive("live", true);
+    } catch (e) { setLive("reconnecting…", false); }
+  };
+  es.onerror = () => { Z.connected = false; setLive("reconnecting…", false); };
   es.onmessage = m => {
     const ev = JSON.parse(m.data);
     soon(`job:${ev.job}`, () => refreshJob(ev.job));
@@ -351,10 +384,18 @@ function connect() {
     if (Z.tab === "guardrails" && ev.type.startsWith("guard.")) soon("guardrails", loadGuardrails, 300);
     if ((typeof ZenGrid !== "undefined")) ZenGrid.onEvent(ev);
   };
+  es.addEventListener("screen", m => putScreen(JSON.parse(m.data)));
   es.addEventListener("approvals", () => { if (Z.tab === "guardrails") soon("guardrails", loadGuardrails, 100); });
   es.addEventListener("killswitch", () => soon("kill", loadKill, 50));
   es.addEventListener("spool", () => { if (Z.tab === "tasks") soon("tasks", loadTasks, 100); });
-  es.addEventListener("reset", () => loadSessions());
+  es.addEventListener("reset", () => soon("resync", resync, 0));
+}
+
+async function resync() {
+  await Promise.all([loadStatus(), loadSessions(), loadLanes()]);
+  if (Z.selected) refreshJob(Z.selected);
+  const reload = { tasks: loadTasks, guardrails: loadGuardrails, metrics: loadMetrics }[Z.tab];
+  if (reload) await reload();
 }
 
 async function start() {
@@ -384,8 +425,7 @@ async function start() {
   $("#files-close").addEventListener("click", () => ZenFiles.close());
   $("#files-diff").addEventListener("click", () => ZenFiles.diff());
   $("#editor-save").addEventListener("click", () => ZenFiles.save());
-  connect();   // first, so nothing that happens while the snapshot loads is missed
-  await Promise.all([loadStatus(), loadSessions(), loadLanes()]);
+  connect();   // its first open loads the snapshot; events meanwhile are not missed
   setInterval(() => soon("status", loadStatus, 0), 10000);
   const tab = location.hash.slice(1);
   showTab(["sessions", "tasks", "guardrails", "metrics", "grid"].includes(tab) ? tab : "sessions");
