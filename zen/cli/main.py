@@ -1,7 +1,5 @@
-"""The error funnel (DESIGN section 9) and the assembly of the command line.
-
-0 ok · 1 expected error with one sentence · 2 usage · 3 bug (traceback in a log file, path
-printed) · 4 guardian deny · 130 interrupted.
+"""The assembly of the command line, and its usage errors; every other error goes through the one
+funnel (zen/cli/funnel.py, DESIGN section 9), which the fast entry (zen/cli/fast.py) shares.
 
 Commands live in one module per family, named in COMMANDS below; only the module of the command
 being run is imported, so `zen status` pays for what status needs and nothing else (the root
@@ -10,19 +8,14 @@ being run is imported, so `zen status` pays for what status needs and nothing el
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import sys
-import time
-import traceback
-from pathlib import Path
 
 import typer
 
 from zen import __version__
-from zen.cli import common
-from zen.errors import ZenError, disk_error
+from zen.cli import common, funnel
 from zen.store import defaults
 
 HELP = """zen runs many AI coding agents side by side, each in its own git worktree and tmux
@@ -45,12 +38,13 @@ COMMANDS: dict[str, str] = {
     "accept": "zen.cli.autonomy", "reject": "zen.cli.autonomy", "autonomy": "zen.cli.autonomy",
     "kill-switch": "zen.cli.autonomy", "land": "zen.cli.serve",
     "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
+    "policy": "zen.cli.policy", "anomalies": "zen.cli.policy",
     "queue": "zen.cli.queue", "gc": "zen.cli.gc", "metrics": "zen.cli.metrics", "serve": "zen.cli.serve",
     "watch": "zen.cli.live", "grid": "zen.cli.live",
     "lock": "zen.cli.cmd_coord", "unlock": "zen.cli.cmd_coord", "locks": "zen.cli.cmd_coord",
     "changes": "zen.cli.cmd_coord",
     "team": "zen.cli.team", "mcp": "zen.cli.mcp", "recover": "zen.cli.recover", "config": "zen.cli.config",
-    "demo": "zen.cli.demo",
+    "demo": "zen.cli.demo", "run": "zen.cli.run", "sessions": "zen.cli.sessions",
     "hook": "zen.cli.hook",  # plumbing called by agents: listed last
     "remote-turn": "zen.cli.cmd_remote",  # plumbing: the entrypoint of a turn on a Ray worker
 }
@@ -124,78 +118,23 @@ def _root(
     common.set_home_option(home)
 
 
-def _crash_log(text: str) -> Path | None:
-    """Write the traceback to the home's logs/ (else the user's state dir, else /tmp); None when
-    no place could take it (a full or failing disk): the caller prints it instead."""
-    home = common.home_or_none()
-    places = [home.logs] if home is not None else []
-    places += [Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "zen",
-               Path(os.environ.get("TMPDIR") or "/tmp")]
-    name = f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    for directory in places:
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            path = directory / name
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                data = text.encode()
-                while data:
-                    data = data[os.write(fd, data):]
-            finally:
-                os.close(fd)
-            return path
-        except OSError:
-            with contextlib.suppress(OSError):
-                (directory / name).unlink()  # no half-written log left behind
-    return None
-
-
-def _crashed() -> int:
-    text = f"zen {__version__}\nargv: {sys.argv!r}\n\n{traceback.format_exc()}"
-    path = _crash_log(text)
-    if path is None:
-        sys.stderr.write(text + "zen: unexpected error (no crash log could be written: the details are above)\n")
-    else:
-        sys.stderr.write(f"zen: unexpected error; the details are in {path}\n")
-    return 3
-
-
-def unexpected(exc: Exception) -> int:
-    """An exception no command expected: a disk that is full or failing gets its sentence and 1,
-    anything else is a bug (3, its traceback in a crash log). zen/cli/fast.py ends the same way."""
-    sentence = disk_error(exc, common.home_option() or os.environ.get("ZEN_HOME") or "the zen home")
-    if sentence is None:
-        return _crashed()
-    sys.stderr.write(f"zen: {sentence}\n")
-    return 1
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    try:
-        app = build_app(args)
-        rv = app(args=args, prog_name="zen", standalone_mode=False)
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        return 130
-    except typer.TyperException as exc:  # usage errors (bad option, missing argument, ...)
-        show = getattr(exc, "show", None)
-        if show is not None:
-            show()
-        else:
-            sys.stderr.write(f"zen: {exc}\n")
-        return int(getattr(exc, "exit_code", 2) or 2)
-    except ZenError as exc:
-        sys.stderr.write(f"zen: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("zen: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:
-        return unexpected(exc)
-    if isinstance(rv, int):
-        return rv
-    return 0
+
+    def body() -> object:
+        try:
+            app = build_app(args)
+            return app(args=args, prog_name="zen", standalone_mode=False)
+        except typer.Exit as exc:
+            return int(exc.exit_code or 0)
+        except typer.Abort:
+            return 130
+        except typer.TyperException as exc:  # usage errors (bad option, missing argument, ...)
+            show = getattr(exc, "show", None)
+            if show is not None:
+                show()
+            else:
+                sys.stderr.write(f"zen: {exc}\n")
+            return int(getattr(exc, "exit_code", 2) or 2)
+
+    return funnel.run(body, common.home_option)

@@ -237,7 +237,7 @@ HOME_ENVELOPE = (req("v", INT), req("ts", STR), req("type", STR))
 
 _GUARD = (req("decision", STR), req("rule", STR), req("reason", STR), req("tool", STR),
           opt("command", STR), opt("file_path", STR, NONE), opt("cwd", STR), opt("level", STR),
-          opt("job", STR))
+          opt("job", STR), opt("replay", DICT))    # replay: what judging it again needs (guard/audit.py)
 _GATE = (req("integration", STR), req("method", STR), req("path", STR), req("status", INT, NONE),
          opt("error", STR), opt("job", STR))
 _TOKENS = (opt("input_tokens", NUM), opt("output_tokens", NUM), opt("cache_read_input_tokens", NUM),

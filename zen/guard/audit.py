@@ -9,12 +9,21 @@ before the audit and the caller acts on it whatever happens here). An allow whos
 still an allow, with a line on stderr: the call is safe by the policy, and blocking the agent
 because the disk is full would turn a logging fault into an outage. `record` never raises.
 
+Replay (issue 38): each record carries `replay`, what `zen policy simulate` needs to judge the
+same call again under another policy: the whole call (command, path, content and tool input, not
+cut), the worktree, domain, whether an agent made it, $HOME, the kill switch, the environment
+variables the command names or the guardian reads (secret-looking ones as a placeholder, never
+their value), and `core`, the policy's own decision when an approval or a lease turned it into
+another. A call whose text is larger than REPLAY_LIMIT is recorded without it (`partial`).
+
 Lean: imported by the hook.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,9 +36,61 @@ from zen.store.readers import job_dir as job_dir_of
 
 MAX_COMMAND = 500
 AUDIT_LOG = layout.GUARD_AUDIT_LOG
+REPLAY_LIMIT = 65536          # characters of a call's text kept for replay
+# variables the guardian reads whatever the command says (PATH lookups, cd, tmux, scripts' imports)
+READ_VARS = ("PATH", "CDPATH", "TMUX", "TMPDIR", "PYTHONPATH", "PWD", "OLDPWD")
+_NAMED = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASS|CRED|AUTH|COOKIE|SESSION", re.I)
+SECRET_PLACEHOLDER = "<secret: not recorded>"
 
 
-def fields(call: ToolCall, decision: Decision, ctx: Context | None) -> dict[str, Any]:
+def replay_env(call: ToolCall, env: Any) -> dict[str, str]:
+    """The variables a decision on `call` can depend on: those the guardian always reads and those
+    the command names; a secret-looking one is recorded as set, never with its value."""
+    if not env:
+        return {}
+    names = set(READ_VARS)
+    if call.command:
+        names.update(_NAMED.findall(call.command))
+    return {n: (SECRET_PLACEHOLDER if _SECRET.search(n) and n not in READ_VARS else str(env[n]))
+            for n in sorted(names) if n in env}
+
+
+def replay_call(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"tool": call.tool}
+    for key in ("command", "file_path", "content"):
+        value = getattr(call, key)
+        if value is not None:
+            out[key] = value
+    if call.raw:
+        out["raw"] = dict(call.raw)
+    return out
+
+
+def replay(call: ToolCall, ctx: Context, core: Decision | None) -> dict[str, Any]:
+    """What judging `call` again needs (see the module's docstring)."""
+    out: dict[str, Any] = {"worktree": ctx.worktree, "domain": ctx.domain, "agent": ctx.agent,
+                           "user_home": ctx.user_home, "job": ctx.job_id,
+                           "kill": bool(ctx.level == "observe" and ctx.home and os.path.exists(
+                               os.path.join(ctx.home, layout.CONTROL, layout.KILL))),
+                           "env": replay_env(call, ctx.env)}
+    c = replay_call(call)
+    try:
+        size = len(json.dumps(c, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        size = REPLAY_LIMIT + 1
+    if size <= REPLAY_LIMIT:
+        out["call"] = c
+    else:
+        out["call"] = {"tool": call.tool}
+        out["partial"] = f"the call's text ({size} characters) is over {REPLAY_LIMIT}: not recorded"
+    if core is not None:
+        out["core"] = {"decision": core.decision, "rule": core.rule}
+    return out
+
+
+def fields(call: ToolCall, decision: Decision, ctx: Context | None,
+           core: Decision | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"decision": decision.decision, "rule": decision.rule,
                            "reason": decision.reason, "tool": call.tool}
     if call.command is not None:
@@ -40,14 +101,15 @@ def fields(call: ToolCall, decision: Decision, ctx: Context | None) -> dict[str,
     if ctx is not None:
         out["cwd"] = ctx.cwd
         out["level"] = ctx.level
+        out["replay"] = replay(call, ctx, core if core is not None and core != decision else None)
     return out
 
 
 def _where(ctx: Context | None, call: ToolCall, decision: Decision,
-           job_id: str | None) -> tuple[str | None, str | None, str, dict[str, Any]]:
+           job_id: str | None, core: Decision | None = None) -> tuple[str | None, str | None, str, dict[str, Any]]:
     """(the job directory to append to or None, the home, event type, fields) of one record."""
     etype = EventType.GUARD_ALLOWED if decision.decision == ALLOW else EventType.GUARD_DENIED
-    data = fields(call, decision, ctx)
+    data = fields(call, decision, ctx, core)
     home = ctx.home if ctx is not None else None
     job_dir = job_dir_of(home, job_id) if job_id and home else None
     if job_id and job_dir is not None and os.path.isdir(job_dir):
@@ -65,10 +127,12 @@ def _failed(exc: BaseException) -> bool:
     return False
 
 
-def record(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None) -> bool:
-    """Write the decision down; False (and a line on stderr) when that failed. Never raises."""
+def record(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None,
+           core: Decision | None = None) -> bool:
+    """Write the decision down (`core`: the policy's own decision, when an approval or a lease
+    check made it another); False (and a line on stderr) when that failed. Never raises."""
     try:
-        job_dir, home, etype, data = _where(ctx, call, decision, job_id)
+        job_dir, home, etype, data = _where(ctx, call, decision, job_id, core)
         if job_dir is not None and job_id:
             append(Path(job_dir), job_id, etype, actor=Actor.GUARD, **data)
         elif home:
@@ -78,15 +142,21 @@ def record(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str 
         return _failed(exc)
 
 
-def record_many(entries: list[tuple[Context | None, ToolCall, Decision, str | None]]) -> list[bool]:
+Entry = tuple[Context | None, ToolCall, Decision, str | None] | tuple[
+    Context | None, ToolCall, Decision, str | None, Decision | None]
+
+
+def record_many(entries: list[Entry]) -> list[bool]:
     """record() for several decisions at once, in order: each job's records in one append (one
     fsync for all of them). Never raises."""
     done = [False] * len(entries)
     jobs: dict[tuple[str, str], list[int]] = {}
     items: list[tuple[str, dict[str, Any]]] = []
-    for i, (ctx, call, decision, job_id) in enumerate(entries):
+    for i, entry in enumerate(entries):
+        ctx, call, decision, job_id = entry[:4]
+        core = entry[4] if len(entry) > 4 else None
         try:
-            job_dir, home, etype, data = _where(ctx, call, decision, job_id)
+            job_dir, home, etype, data = _where(ctx, call, decision, job_id, core)
             items.append((etype, data))
             if job_dir is not None and job_id:
                 jobs.setdefault((job_dir, job_id), []).append(i)

@@ -89,7 +89,7 @@ class Guard:
     def __init__(self, home: str | None = None, env: Mapping[str, str] | None = None,
                  job_id: str | None = None, cache: bool = False, agent: bool = False,
                  writes_check: WritesCheck | None = None,
-                 recorder: Callable[[Context | None, ToolCall, Decision, str | None], bool] | None = None) -> None:
+                 recorder: Callable[..., bool] | None = None) -> None:
         self.explicit_home = home
         # writes the audit record (audit.record; the resident guardian commits records in groups)
         self.recorder = recorder or record
@@ -176,6 +176,7 @@ class Guard:
               audit: bool = False) -> Decision:
         """The decision on `call`; raises on internal errors (see safe_check)."""
         ctx: Context | None = None
+        core: Decision | None = None     # the policy's own decision, for the audit's replay
         try:
             ctx, policy = self.context(cwd, worktree)
             self.level = ctx.level   # the last call's level: the hook grants by it (hook.GRANT_LEVELS)
@@ -183,7 +184,7 @@ class Guard:
             decision = Decision(DENY, "guard.home", f"{exc}; fix $ZEN_HOME (the guardian cannot find its policy)")
         else:
             writes: list[tuple[str, Any]] | None = [] if self.writes_check is not None else None
-            decision = self.decide(call, ctx, policy, writes)
+            decision = core = self.decide(call, ctx, policy, writes)
             if writes and self.writes_check is not None and decision.decision != DENY:
                 override, note = self.writes_check(ctx, call, writes, act)
                 if override is not None and (override.decision == DENY or decision.decision == ALLOW):
@@ -196,7 +197,10 @@ class Guard:
 
                 decision = approvals.resolve(ctx, call, decision, act=act)
         if audit:
-            self.recorder(ctx, call, decision, self.job_id)
+            if core is None or core == decision:
+                self.recorder(ctx, call, decision, self.job_id)
+            else:
+                self.recorder(ctx, call, decision, self.job_id, core)
         return decision
 
     def decide(self, call: ToolCall, ctx: Context, policy: Any,

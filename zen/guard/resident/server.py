@@ -58,7 +58,7 @@ CODE_CHECK_S = 1.0
 _PEERCRED = struct.Struct("3i")
 _SELFTESTS = (b"ZEN_GUARD_SELFTEST_CRASH=", b"ZEN_GUARD_SELFTEST_HANG=")
 DECLINED_ANSWER = wire.pack(wire.DECLINED, b"", b"")
-Entry = tuple[Context | None, ToolCall, Decision, str | None]     # one audit record
+Entry = tuple[Context | None, ToolCall, Decision, str | None, Decision | None]   # one audit record
 
 
 def _package_dir() -> str:
@@ -389,8 +389,9 @@ class Server:
                                  f"from that job's agent (its pane is not among the caller's parents); "
                                  f"blocked".encode())
 
-        def recorder(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None) -> bool:
-            records.append((ctx, call, decision, job_id))
+        def recorder(ctx: Context | None, call: ToolCall, decision: Decision, job_id: str | None,
+                     core: Decision | None = None) -> bool:
+            records.append((ctx, call, decision, job_id, core))
             return True
 
         code, out, reason = self.judge(argv, data, os.fsdecode(cwd_b), env,
