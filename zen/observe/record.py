@@ -31,10 +31,10 @@ from zen.observe.claude_transcript import ClaudeSession, session_files
 from zen.observe.codex_rollout import CodexRollout
 from zen.observe.gemini_chat import GeminiChat
 from zen.observe.ledger import MODEL, Totals, add_fields, total_of
-from zen.observe.tail import Cursor, read_new
 from zen.observe.tokens import count
 from zen.store.atomic import atomic_write, flocked
 from zen.store.events import append, read_from
+from zen.store.follow import Cursor, read_new
 from zen.store.layout import Home, JobPaths
 
 PARSERS: dict[str, Any] = {"claude": ClaudeSession, "codex": CodexRollout, "gemini": GeminiChat,

@@ -30,6 +30,7 @@ from typing import Any
 
 from zen.adapters.watch import FileEvents
 from zen.store import events as ev_store
+from zen.store.follow import Followers
 from zen.store.layout import EVENTS, KILL, PANE_LOG, Home
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class Hub:
         self._journal: list[tuple[str, int]] = []        # delivery order
         self._pos: dict[tuple[str, int], int] = {}       # (job, seq) -> index in the journal
         self._events: dict[int, dict[str, Any]] = {}     # index -> event (recent ones)
-        self._offsets: dict[str, int] = {}               # job -> bytes of its timeline read
+        self._timelines = Followers(lambda job: self.home.job(job).events)   # job -> where its read is
         self._last_seq: dict[str, int] = {}
         self._hints: dict[str, int] = {}                 # "pane:<job>", "approvals", "kill" -> counter
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -112,9 +113,8 @@ class Hub:
     def _initial(self) -> None:
         found: list[tuple[str, str, int, dict[str, Any]]] = []
         for job in self._job_ids():
-            events, offset = ev_store.read_from(self.home.job(job).events, 0)
             with self._lock:
-                self._offsets[job] = offset
+                events = self._timelines.read(job)
             for ev in events:
                 found.append((str(ev.get("ts", "")), job, int(ev["seq"]), ev))
         found.sort(key=lambda x: (x[0], x[1], x[2]))
@@ -159,11 +159,8 @@ class Hub:
         """Read what was appended to `job`'s timeline since the last look; the new events' count."""
         if "/" in job or job.startswith("."):
             return 0
-        path = self.home.job(job).events
         with self._lock:
-            offset = self._offsets.get(job, 0)
-            events, end = ev_store.read_from(path, offset)
-            self._offsets[job] = end
+            events = self._timelines.read(job)
             added = 0
             for ev in events:
                 seq = int(ev["seq"])

@@ -17,6 +17,8 @@ from typing import Any
 
 from zen.core.events import Actor, home_event, job_event
 from zen.store.atomic import append_whole, flocked
+from zen.store.follow import Follower
+from zen.store.follow import timeline_record as _parse
 from zen.store.layout import EVENTS, EVENTS_LOCK, Home
 
 LOCK = EVENTS_LOCK
@@ -24,16 +26,6 @@ _TAIL = 65536
 
 __all__ = ["EVENTS", "LOCK", "append", "append_control", "append_line_to", "append_many", "append_unless",
            "last_seq", "read_events", "read_events_any", "read_from", "scan_lines"]
-
-
-def _parse(line: bytes) -> dict[str, Any] | None:
-    try:
-        ev = json.loads(line)
-    except ValueError:
-        return None
-    # an integer seq or nothing: a line whose seq is of another kind is damage (zen doctor
-    # reports it) and must not break the appenders' `seq + 1`
-    return ev if isinstance(ev, dict) and type(ev.get("seq")) is int else None
 
 
 def last_seq(path: Path) -> tuple[int, bool]:
@@ -134,18 +126,10 @@ def read_events(path: Path, offset: int = 0) -> Iterator[dict[str, Any]]:
 
 
 def read_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """Complete events after byte `offset`, and the offset just past the last complete line."""
-    try:
-        with path.open("rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except FileNotFoundError:
-        return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    events = [ev for line in data[: end + 1].split(b"\n") if line and (ev := _parse(line)) is not None]
-    return events, offset + end + 1
+    """Complete events after byte `offset`, and the offset just past the last complete line (a
+    timeline that shrank below `offset` is read from its start: zen.store.follow)."""
+    f = Follower(path, offset)
+    return f.read(), f.offset
 
 
 def scan_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:

@@ -39,6 +39,7 @@ from zen.errors import ZenError
 from zen.orchestration.job.peek import last_line
 from zen.store import events as ev_store
 from zen.store.config import Config
+from zen.store.follow import Followers
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
@@ -247,7 +248,7 @@ class Notifier:
         self._thread: threading.Thread | None = None
         self._events = FileEvents(self._on_path, [(home.jobs, True)])
         self._watching = False
-        self._offsets: dict[str, int] = {}
+        self._timelines = Followers(lambda job: home.job_dir(job) / ev_store.EVENTS)
         self._later: dict[str, float] = {}   # job -> monotonic time a settling notice is ripe
 
     def _on_path(self, path: str) -> None:
@@ -301,10 +302,9 @@ class Notifier:
 
     def _look(self, job_id: str, force: bool = False) -> None:
         """Check the job when its new events can make a notice due (the first look always)."""
-        path = self.home.job_dir(job_id) / ev_store.EVENTS
-        offset = self._offsets.get(job_id)
-        new, self._offsets[job_id] = ev_store.read_from(path, offset or 0)
-        if force or offset is None or any(e.get("type") in TRIGGERS for e in new):
+        first = job_id not in self._timelines
+        new = self._timelines.read(job_id)
+        if force or first or any(e.get("type") in TRIGGERS for e in new):
             _, again_s = check(self.home, job_id)
             if again_s > 0:
                 self._later[job_id] = time.monotonic() + again_s

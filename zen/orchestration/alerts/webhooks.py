@@ -40,6 +40,7 @@ from zen.orchestration.job.peek import last_line
 from zen.store import events as ev_store
 from zen.store import layout
 from zen.store.atomic import atomic_write
+from zen.store.follow import Follower, json_record
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
@@ -78,9 +79,12 @@ class Feeder:
         # the first start: everything written so far is old news, nothing is announced twice
         jobs = {}
         for job_id in self.store.ids():
-            _, end = ev_store.read_from(self.store.events_path(job_id), 0)
-            jobs[job_id] = end
-        _, control = _read_lines(self.home.control_log, 0)
+            timeline = Follower(self.store.events_path(job_id))
+            timeline.read()
+            jobs[job_id] = timeline.offset
+        control_log = Follower(self.home.control_log, parse=json_record)
+        control_log.read()
+        control = control_log.offset
         data = {"v": CURSOR_VERSION, "jobs": jobs, "control": control}
         self._save(data)
         return data
@@ -96,19 +100,15 @@ class Feeder:
         moved = False
         jobs: dict[str, int] = self.cursor["jobs"]
         for job_id in self.store.ids():
-            path = self.store.events_path(job_id)
             offset = int(jobs.get(job_id, 0))
-            try:
-                if path.stat().st_size <= offset:
-                    continue
-            except FileNotFoundError:
-                continue
-            new, end = ev_store.read_from(path, offset)
+            timeline = Follower(self.store.events_path(job_id), offset)
+            new = timeline.read()
             if new:
                 n += self._job(job_id, new, settings)
-            if end != offset:
-                jobs[job_id], moved = end, True
-        new, end = _read_lines(self.home.control_log, int(self.cursor.get("control") or 0))
+            if timeline.offset != offset:
+                jobs[job_id], moved = timeline.offset, True
+        control_log = Follower(self.home.control_log, int(self.cursor.get("control") or 0), parse=json_record)
+        new, end = control_log.read(), control_log.offset
         for ev in new:
             if ev.get("type") in (E.KILLSWITCH_ENGAGED, E.KILLSWITCH_RELEASED):
                 n += self._put(settings, f"control:{ev.get('type')}:{ev.get('ts')}", "kill-switch",
@@ -192,26 +192,7 @@ class Feeder:
         return notice is not None and notice.kind == "waiting" and notice.for_seq == p.get("for_seq")
 
 
-def _read_lines(path: Any, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """JSON lines of a home-wide log after byte `offset` (they carry no seq), and the new offset."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except FileNotFoundError:
-        return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    out = []
-    for line in data[: end + 1].splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out, offset + end + 1
+
 
 
 def _conflict_id(job_id: str, ev: dict[str, Any]) -> str:
