@@ -83,6 +83,8 @@ def decide(events: Sequence[Event], state: JobStatus, pane_alive: bool) -> Recov
         # no timeline: a record cut short before its first event is intake's to finish; one
         # whose timeline is gone ran, or began to, and must never run again (issue 15)
         return Recover.NOTHING
+    if events[0].get("kind") == "attached":
+        return Recover.NOTHING   # `zen run` in the user's terminal follows it (zen.orchestration.attach)
     if running_spawn(events) is not None:
         return Recover.WATCH if pane_alive else Recover.SETTLE
     if state is JobStatus.exited or (state in (JobStatus.cancelled, JobStatus.failed) and harvest_due(events)):

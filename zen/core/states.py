@@ -93,6 +93,8 @@ def _agent_spawned(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.tmux_session = ev.get("session", snap.tmux_session)
     snap.tmux_target = ev.get("target", snap.tmux_target)
     snap.started_at = snap.started_at or ts
+    if ev.get("kind") == "attached":   # `zen run`: the agent runs in the user's own terminal
+        snap.executor = "attached"
 
 
 def _recovery_started(snap: JobSnapshot, ev: Event, ts: str | None) -> None:

@@ -1,0 +1,147 @@
+"""`zen run claude ...` with a stand-in for Claude Code that follows the hooks of the settings file
+zen gives it (tests/attached/fakeclaude.py): the attached job's record, its guardian, its leases,
+the kill switch, its end. The real Claude Code does the same in test_claude.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.attached.conftest import calls, only_job, timeline, zen_run
+from tests.helpers import ZEN, git, make_repo, wait_until, zen, zen_json
+
+
+def test_a_plain_checkout_gets_the_guardian_and_the_job_ends_with_the_agents_exit_code(
+        fake_home: Path, tmp_path: Path, isolated_env: Path) -> None:
+    repo = make_repo(tmp_path / "checkout")
+    (isolated_env / "keep.txt").write_text("mine\n")
+    r = zen_run("claude", "-p", "tidy up", "--verbose", cwd=repo, exit_code=3, script=[
+        {"tool": "Bash", "command": "rm -rf ~"},
+        {"tool": "Write", "file_path": str(repo / "notes.txt"), "content": "written by the agent\n"}])
+    assert r.returncode == 3, r.stderr
+
+    said = calls(r.stdout)
+    assert [c["allowed"] for c in said] == [False, True], said
+    assert said[0]["reason"].startswith("zen guardian: ")
+    assert (isolated_env / "keep.txt").read_text() == "mine\n"          # the home intact
+    assert (repo / "notes.txt").read_text() == "written by the agent\n"  # the edit made
+
+    job = only_job(fake_home)
+    evs = timeline(fake_home, job)
+    first = evs[0]
+    assert first["type"] == "task.received" and first["kind"] == "attached" and first["cwd"] == str(repo)
+    assert first["task"]["lane"] is None and first["task"]["repo"] == str(repo)
+    denied = [e for e in evs if e["type"] == "guard.denied"]
+    assert len(denied) == 1 and "rm -rf ~" in denied[0]["command"]
+    assert [e["paths"] for e in evs if e["type"] == "files.changed"] == [["notes.txt"]]
+    exited = [e for e in evs if e["type"] == "agent.exited"]
+    assert len(exited) == 1 and exited[0]["exit_code"] == 3
+    # turns by hooks, usage from the transcript the Stop hook named (two responses, each once)
+    types = [e["type"] for e in evs]
+    assert "turn.working" in types and "turn.waiting" in types
+    usage = [e for e in evs if e["type"] == "usage"]
+    assert sum(e["input_tokens"] for e in usage) == 200 and sum(e["api_calls"] for e in usage) == 2
+    assert not any(e["type"] in ("worktree.created", "harvest.done") for e in evs)   # nothing harvested
+
+    state = zen_json("show", job)["state"]
+    assert state["state"] == "exited" and state["exit_code"] == 3 and state["executor"] == "attached"
+    # zen status lists it, marked as attached
+    row = next(j for j in zen_json("status")["jobs"] if j["job"] == job)
+    assert row["executor"] == "attached"
+    table = zen("status").stdout
+    assert "runs on" in table and "attached" in next(ln for ln in table.splitlines() if job in ln)
+
+
+def test_the_agents_own_arguments_pass_through_unchanged(fake_home: Path, git_repo: Path) -> None:
+    args = ["-p", "say --lane x; and 'quotes'", "--lane", "not-zens", "--", "--name"]
+    r = zen_run("claude", *args, cwd=git_repo)
+    assert r.returncode == 0, r.stderr
+    argv = json.loads(r.stdout.splitlines()[0])["argv"]
+    assert argv[0] == "--settings" and argv[2:] == args
+    settings = json.loads(Path(argv[1]).read_text())
+    assert "guard hook" in settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    # the wall: Claude Code's sandbox, writable only in the checkout
+    assert settings["sandbox"]["enabled"] is True
+    assert str(git_repo) in settings["sandbox"]["filesystem"]["allowWrite"]
+
+
+def test_a_lane_checkout_is_found_and_a_file_another_job_holds_is_refused(
+        fake_home: Path, lane: Path, tmp_path: Path) -> None:
+    # the holder: another session on the lane, which wrote a.txt first and is still at work
+    go_on = tmp_path / "go-on"
+    holder = subprocess.Popen(
+        [*ZEN, "run", "--name", "holder", "claude", "-p", "edit a"], cwd=lane, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "FAKE_CLAUDE_SCRIPT": json.dumps([
+            {"tool": "Write", "file_path": str(lane / "a.txt"), "content": "holder's\n"},
+            {"tool": "Bash", "command": f"while [ ! -e {go_on} ]; do sleep 0.1; done"}])})
+    try:
+        def held() -> str | None:
+            for j in zen_json("status")["jobs"]:
+                if any(e["type"] == "lock.acquired" for e in timeline(fake_home, j["job"])):
+                    return str(j["job"])
+            return None
+        holder_id = wait_until(held, timeout=60, message="the holder's lease on a.txt")
+        sub = lane / "src"
+        sub.mkdir(exist_ok=True)
+        r = zen_run("claude", "-p", "edit", cwd=sub, script=[
+            {"tool": "Write", "file_path": str(lane / "a.txt"), "content": "clash\n"},
+            {"tool": "Write", "file_path": str(lane / "free.txt"), "content": "fine\n"}])
+    finally:
+        go_on.touch()
+        holder.wait(timeout=60)
+    assert r.returncode == 0, r.stderr
+    said = calls(r.stdout)
+    assert [c["allowed"] for c in said] == [False, True], said
+    assert holder_id in said[0]["reason"]                          # the holder named
+    assert (lane / "a.txt").read_text() == "holder's\n"
+    job = next(j["job"] for j in zen_json("status")["jobs"] if j["job"] != holder_id)
+    evs = timeline(fake_home, job)
+    assert evs[0]["task"]["lane"] == "app" and evs[0]["task"]["domain"] == "code"
+    conflict = [e for e in evs if e["type"] == "lock.conflict"]
+    assert conflict and conflict[0]["holder"] == holder_id and conflict[0]["path"] == "a.txt"
+    # its own lease ended with it, and so did the holder's
+    assert [e["path"] for e in evs if e["type"] == "lock.released"] == ["free.txt"]
+    assert zen_json("locks") == [] or not zen_json("locks").get("locks")
+
+
+def test_under_the_kill_switch_the_attached_session_is_observe_only(fake_home: Path, git_repo: Path) -> None:
+    r = zen("kill-switch", "--reason", "stop everything")
+    assert r.returncode == 0, r.stderr
+    r = zen_run("claude", "-p", "edit", cwd=git_repo, script=[
+        {"tool": "Write", "file_path": str(git_repo / "b.txt"), "content": "no\n"},
+        {"tool": "Read", "file_path": str(git_repo / "a.txt")}])
+    assert r.returncode == 0, r.stderr
+    assert [c["allowed"] for c in calls(r.stdout)] == [False, True]
+    assert not (git_repo / "b.txt").exists()
+    assert "kill switch" in r.stderr
+
+
+def test_committed_work_counts_as_changed(fake_home: Path, git_repo: Path) -> None:
+    r = zen_run("claude", "-p", "commit", cwd=git_repo, script=[
+        {"tool": "Write", "file_path": str(git_repo / "c.txt"), "content": "c\n"}])
+    assert r.returncode == 0, r.stderr
+    before = git(git_repo, "rev-parse", "HEAD")
+    # a second session commits the file the first left untracked, and edits a tracked one
+    r = zen_run("claude", "-p", "commit", cwd=git_repo, script=[
+        {"tool": "Bash", "command": "git add c.txt && git commit -qm c"},
+        {"tool": "Write", "file_path": str(git_repo / "a.txt"), "content": "changed\n"}])
+    assert r.returncode == 0, r.stderr
+    assert git(git_repo, "rev-parse", "HEAD") != before
+    jobs = sorted(zen_json("status")["jobs"], key=lambda j: j["created_at"])
+    second = timeline(Path(fake_home), jobs[-1]["job"])
+    assert [e["paths"] for e in second if e["type"] == "files.changed"] == [["a.txt", "c.txt"]]
+
+
+def test_what_zen_run_refuses_is_said_in_one_sentence(fake_home: Path, git_repo: Path, tmp_path: Path) -> None:
+    r = zen_run("vim", cwd=git_repo)
+    assert r.returncode == 2 and "zen run starts claude, codex, gemini, aider" in r.stderr
+    assert "Traceback" not in r.stderr
+    other = make_repo(tmp_path / "other")
+    assert zen("lane", "add", "app", str(other)).returncode == 0
+    r = zen_run("--lane", "app", "claude", cwd=git_repo)
+    assert r.returncode == 2 and "is not in lane app's checkout" in r.stderr, r.stderr
+    r = zen_run("--lane", "nope", "claude", cwd=git_repo)
+    assert r.returncode == 1 and "no lane named 'nope'" in r.stderr, r.stderr

@@ -1,0 +1,96 @@
+"""`zen run AGENT ARGS...` in the foreground: the agent in this terminal and directory, as an
+attached job, until it exits; then the job ends with its exit code.
+
+The agent is this process's child, in the terminal's foreground like any command a shell runs:
+Ctrl-C reaches it (this process lets it pass and waits for the agent to decide), a hangup or TERM
+sent to `zen run` is passed on to it. Meanwhile state.json is kept up to date (the hooks append to
+the timeline) and the job's leases renewed, as the supervisor does for a dispatched job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+
+from zen.coord import leases
+from zen.errors import ZenError
+from zen.orchestration.attach import record
+from zen.orchestration.attach.launch import check, launch
+from zen.store.atomic import atomic_write
+from zen.store.config import Config
+from zen.store.layout import Home
+
+REFRESH_S = 2.0          # how often state.json is brought up to date while the agent runs
+RENEW_EVERY = 15         # refreshes between lease renewals (30 s; a lease lives 300 s)
+
+
+def run(home: Home, agent: str, args: list[str], *, lane: str | None = None, name: str | None = None,
+        cwd: Path | None = None, say: Callable[[str], None] | None = None) -> int:
+    """Run the agent attached; its exit code (128 + N for a signal N, as a shell says it)."""
+    tell = say or (lambda text: sys.stderr.write(f"zen: {text}\n"))
+    cfg = Config.load(home)
+    where = record.place(cfg, cwd or Path.cwd(), lane)
+    notes = check(agent, where)       # a start refused here leaves no record behind
+    job_id = record.open_job(home, where, agent, args, name)
+    try:
+        spec = launch(home, cfg, job_id, where, agent, args, notes)
+        for path, content in spec.files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, content, durable=False)
+    except ZenError as exc:
+        record.failed(home, job_id, str(exc))
+        raise
+    for note in spec.notes:
+        tell(note)
+    tell(f"attached job {job_id} ({f'lane {where.lane}' if where.lane else where.root}); "
+         f"zen show {job_id} follows it")
+    before = record.Tree.of(where.root)
+    record.started(home, job_id, spec.argv, where.cwd)
+    try:
+        code, sig = _foreground(spec.argv, spec.env, where.cwd, home, job_id)
+    except OSError as exc:
+        why = f"{agent} could not be started ({spec.argv[0]}: {exc.strerror or exc})"
+        record.finish(home, job_id, None, None, [], why=why)
+        record.failed(home, job_id, why)
+        raise ZenError(why) from None
+    after = record.Tree.of(where.root)
+    record.finish(home, job_id, code, sig, record.changed(where.root, before, after))
+    return code if code is not None else 128 + (sig or 0)
+
+
+def _foreground(argv: list[str], env: dict[str, str], cwd: Path, home: Home, job_id: str
+                ) -> tuple[int | None, int | None]:
+    """(exit code, signal) of the agent run as this process's child."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env)
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            proc.send_signal(signum)
+
+    def let_pass(signum: int, frame: FrameType | None) -> None:
+        pass    # the terminal sent it to the agent too; the agent decides
+
+    # handlers, not SIG_IGN: the agent already runs, and an exec resets handlers anyway
+    old = {s: signal.signal(s, h) for s, h in ((signal.SIGINT, let_pass), (signal.SIGQUIT, let_pass),
+                                                (signal.SIGTERM, forward), (signal.SIGHUP, forward))}
+    try:
+        ticks = 0
+        while True:
+            try:
+                rc = proc.wait(timeout=REFRESH_S)
+                break
+            except subprocess.TimeoutExpired:
+                ticks += 1
+                record.refresh(home, job_id)
+                if ticks % RENEW_EVERY == 0:
+                    with contextlib.suppress(OSError, ZenError):
+                        leases.renew_job(str(home.root), job_id)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return (rc, None) if rc >= 0 else (None, -rc)
