@@ -14,7 +14,7 @@ from pathlib import Path
 
 from zen.observe.metrics import JobFold
 from zen.store.atomic import atomic_write, flocked
-from zen.store.events import read_from
+from zen.store.follow import Follower
 from zen.store.layout import JobPaths
 
 
@@ -28,12 +28,13 @@ def _load(paths: JobPaths, job_id: str) -> JobFold:
 
 def fold_new(paths: JobPaths, fold: JobFold) -> bool:
     """Fold what the timeline gained since `fold`; False when it does not line up (rebuild)."""
-    new, end = read_from(paths.events, fold.offset)
-    if new and new[0].get("seq") != fold.seq + 1:
+    timeline = Follower(paths.events, fold.offset)
+    new = timeline.read()
+    if timeline.restarted or (new and new[0].get("seq") != fold.seq + 1):
         return False
     for ev in new:
         fold.apply(ev)
-    fold.offset = end
+    fold.offset = timeline.offset
     return True
 
 

@@ -19,7 +19,7 @@ from zen.orchestration.job.peek import last_line
 from zen.orchestration.read.query import pending_tasks
 from zen.orchestration.read.schedule import breaker_status
 from zen.orchestration.read.status import supervisor_status
-from zen.store import events as ev_store
+from zen.store.follow import Follower
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 from zen.tui.rows import JobView
@@ -30,7 +30,7 @@ TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "c
 @dataclass
 class _Tracked:
     snap: JobSnapshot
-    offset: int
+    timeline: Follower
     since: str | None
     line: str = ""
 
@@ -86,11 +86,10 @@ class HomeSource:
         cached = self.store.snapshot(job_id, write=False)
         if cached.state.final:
             # events after `size` are folded later; any the snapshot already holds are skipped by seq
-            return _Tracked(cached, size, cached.ended_at or cached.updated_at, last_line(self.store.dir(job_id)))
-        events, end = ev_store.read_from(path, 0)
-        t = _Tracked(JobSnapshot(job=job_id), 0, None)
-        self._fold(t, events)
-        t.offset = end
+            return _Tracked(cached, Follower(path, size), cached.ended_at or cached.updated_at,
+                            last_line(self.store.dir(job_id)))
+        t = _Tracked(JobSnapshot(job=job_id), Follower(path), None)
+        self._fold(t, t.timeline.read())
         t.line = last_line(self.store.dir(job_id))
         return t
 
@@ -115,8 +114,7 @@ class HomeSource:
                 return None
             t = self._jobs[job_id] = self._first_look(job_id)
         else:
-            new, t.offset = ev_store.read_from(self.store.events_path(job_id), t.offset)
-            self._fold(t, new)
+            self._fold(t, t.timeline.read())
             if output:
                 t.line = last_line(self.store.dir(job_id))
         return view_of(t.snap, t.since, t.line, self._approvals.get(job_id, 0))

@@ -20,8 +20,8 @@ from zen.observe import snapshot as metrics_snapshot
 from zen.observe.metrics import JobFold, figures, headline
 from zen.orchestration.read.schedule import breaker_status
 from zen.orchestration.read.status import supervisor_status
-from zen.store import events as ev_store
 from zen.store import snapshots, spool
+from zen.store.follow import Follower
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
 
@@ -200,10 +200,9 @@ def follow(home: Home, job_id: str, *, poll_s: float = 0.2) -> Iterator[list[dic
     """A job's events in batches as they are appended, from the first; ends once the job is
     final and nothing new came."""
     store = JobStore(home)
-    path = store.events_path(job_id)
-    offset = 0
+    timeline = Follower(store.events_path(job_id))
     while True:
-        new, offset = ev_store.read_from(path, offset)
+        new = timeline.read()
         if new:
             yield new
         elif store.snapshot(job_id, write=False).state.final:
