@@ -1,9 +1,9 @@
 """Bash, statically: parse with tree-sitter-bash and walk every command the way bash would run it.
 
 The walker is a small abstract interpreter. This module holds its statement half: lists,
-pipelines, subshells, redirected statements, branches and loops, which carry the working
+pipelines, subshells, redirected statements, declarations and functions, which carry the working
 directory and literal variables from one command to the next (`State`, joined where paths
-meet). expand.py is its other half: simple commands and their words (quote removal, ANSI-C
+meet); branches.py its branches and loops, parse.py the parser. expand.py is its other half: simple commands and their words (quote removal, ANSI-C
 decoding, brace, tilde and parameter expansion of what is known statically, redirects, heredocs,
 and what `cd`, assignments and `ln -s` change). Whatever it cannot know is marked with UNK; the
 analyser treats UNK in a dangerous slot (the program name, a delete target, a URL host, ...) as a
@@ -18,15 +18,14 @@ Lean on purpose: this runs inside the PreToolUse hook (stdlib + tree-sitter only
 
 from __future__ import annotations
 
-import importlib.machinery
-import os
 from collections.abc import Callable
 from typing import Any
 
+from zen.guard.shell.branches import Branches
 from zen.guard.shell.expand import Expander
+from zen.guard.shell.parse import REDIRECTS, STATEMENTS, command_node_ids, parse
 from zen.guard.shell.words import (
     MAX_DEPTH,
-    MAX_LOOP_VALUES,
     Cmd,
     ShellError,
     State,
@@ -37,79 +36,8 @@ from zen.guard.shell.words import (
     lit,
 )
 
-# --------------------------------------------------------------------------------------------
-# parsing
 
-_PARSER: Any = None
-
-
-def _bash_language() -> Any:
-    """tree-sitter-bash's language pointer. Importing the tree_sitter_bash package runs its
-    `from importlib.resources import files` (tempfile, random, shutil, bz2, lzma: several ms of
-    every hook call, for a highlights query zen never reads), so its compiled binding is loaded
-    directly through the standard extension-module loader; the package import is the fallback."""
-    try:
-        spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash")
-        if spec is not None and spec.submodule_search_locations:
-            for folder in spec.submodule_search_locations:
-                for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                    path = os.path.join(folder, "_binding" + suffix)
-                    if os.path.isfile(path):
-                        loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
-                        binding = loader.create_module(
-                            importlib.machinery.ModuleSpec("tree_sitter_bash._binding", loader, origin=path))
-                        loader.exec_module(binding)
-                        return binding.language()
-    except (ImportError, OSError, AttributeError):
-        pass
-    import tree_sitter_bash  # the package's own way (imports importlib.resources)
-
-    return tree_sitter_bash.language()
-
-
-def _parser() -> Any:
-    global _PARSER
-    if _PARSER is None:
-        # lean hook path: tree-sitter loads on the first parse, not when the guardian is imported
-        import tree_sitter
-
-        lang = tree_sitter.Language(_bash_language())
-        query = tree_sitter.Query(lang, "(command) @c")
-        _PARSER = (tree_sitter.Parser(lang), tree_sitter.QueryCursor(query))
-    return _PARSER
-
-
-def parse(src: str) -> Any:
-    """The tree of `src`; ShellError when bash would not accept it (or tree-sitter cannot tell)."""
-    p, _ = _parser()
-    tree = p.parse(src.encode("utf-8", "surrogateescape"))
-    if tree.root_node.has_error:
-        raise ShellError("shell.parse", "the command does not parse as bash (unterminated quote, "
-                         "bracket or heredoc?)")
-    return tree
-
-
-def command_node_ids(tree: Any) -> set[int]:
-    _, cursor = _parser()
-    caps = cursor.captures(tree.root_node)
-    return {n.id for n in caps.get("c", ())}
-
-
-# --------------------------------------------------------------------------------------------
-# the walker
-
-_STATEMENTS = frozenset({
-    "command", "list", "pipeline", "subshell", "compound_statement", "redirected_statement",
-    "if_statement", "while_statement", "for_statement", "c_style_for_statement", "case_statement",
-    "function_definition", "negated_command", "declaration_command", "unset_command",
-    "variable_assignment", "variable_assignments", "test_command",
-})
-
-
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-
-
-class Walker(Expander):
+class Walker(Branches, Expander):
     """Walks one script, emitting every simple command to `sink` with the state it runs in."""
 
     def __init__(self, sink: Callable[[Cmd], None], home: str | None, env: dict[str, str],
@@ -172,7 +100,7 @@ class Walker(Expander):
                 self._apply_redirects(cmd, [child], cur)
                 self._emit(cmd)
                 continue
-            if child.type not in _STATEMENTS:
+            if child.type not in STATEMENTS:
                 self.nested(child, cur)
                 continue
             background = i + 1 < len(kids) and kids[i + 1].type == "&"
@@ -227,7 +155,7 @@ class Walker(Expander):
                     prev = producer if i == 0 else self._stage_producer
                     self._stdin = ("pipe", prev, None)
                 self._last = None
-                if stage.type in _STATEMENTS:
+                if stage.type in STATEMENTS:
                     self.run(stage, st)
                 else:
                     self.nested(stage, st)
@@ -393,7 +321,7 @@ class Walker(Expander):
         body = node.child_by_field_name("body")
         # The body runs later, from wherever the function is called: assume nothing about it.
         inner = State((None,), {}, dict(st.links), st.funcs, None, True)
-        redirects = [c for c in node.children if c.type in _REDIRECTS]
+        redirects = [c for c in node.children if c.type in REDIRECTS]
         if redirects:
             # `f() { ...; } > FILE` opens FILE at every call of f: judged as if opened here
             cmd = Cmd("redirect", [], st, self.text(node))
@@ -403,132 +331,6 @@ class Walker(Expander):
             self.run(body, inner)
         new = st.copy(funcs=st.funcs | {self.text(name_node)} if name_node is not None else st.funcs)
         return new, new
-
-    def _conditional(self, kids: list[Any], st: State, start_kw: str, body_kw: str
-                     ) -> tuple[list[Any], list[Any]]:
-        """Split `if COND; then BODY` style children into condition and body statements."""
-        cond: list[Any] = []
-        body: list[Any] = []
-        target = None
-        for c in kids:
-            if c.type == start_kw:
-                target = cond
-                continue
-            if c.type == body_kw:
-                target = body
-                continue
-            if c.type in ("elif_clause", "else_clause", "fi"):
-                target = None
-                continue
-            if target is not None:
-                target.append(c)
-        return cond, body
-
-    def _s_if_statement(self, node: Any, st: State) -> tuple[State, State]:
-        kids = node.children
-        cond, body = self._conditional(kids, st, "if", "then")
-        co, ca = self._seq(node, st, cond)
-        bo, ba = self._seq(node, co, body)
-        oks, anys = [bo], [ba]
-        fallthrough = ca
-        has_else = False
-        for c in kids:
-            if c.type == "elif_clause":
-                ec, eb = self._conditional(c.children, fallthrough, "elif", "then")
-                eo, ea = self._seq(c, fallthrough, ec)
-                bo2, ba2 = self._seq(c, eo, eb)
-                oks.append(bo2)
-                anys.append(ba2)
-                fallthrough = join(fallthrough, ea)
-            elif c.type == "else_clause":
-                has_else = True
-                bo3, ba3 = self._seq(c, fallthrough)
-                oks.append(bo3)
-                anys.append(ba3)
-        if not has_else:
-            oks.append(fallthrough)
-            anys.append(fallthrough)
-        return join(*oks), join(*anys)
-
-    def _s_while_statement(self, node: Any, st: State) -> tuple[State, State]:
-        cond_nodes = [c for i, c in enumerate(node.children)
-                      if node.field_name_for_child(i) == "condition"]
-        body = node.child_by_field_name("body")
-        cur = st
-        exit_state = st
-        for _ in range(2):   # twice: a second pass with what the first changed reaches a fixpoint
-            co, ca = self._seq(node, cur, cond_nodes)
-            _, ba = self.run(body, co) if body is not None else (co, co)
-            exit_state = join(exit_state, ca)
-            nxt = join(cur, ba)
-            if nxt is cur:
-                break
-            cur = nxt
-        out = join(exit_state, cur)
-        return out, out
-
-    def _s_for_statement(self, node: Any, st: State) -> tuple[State, State]:
-        var = node.child_by_field_name("variable")
-        body = node.child_by_field_name("body")
-        name = self.text(var) if var is not None else ""
-        values: list[Word] = []
-        has_values = False
-        for i, c in enumerate(node.children):
-            if node.field_name_for_child(i) == "value":
-                has_values = True
-                values.extend(self.word(c, st))
-        if body is None:
-            return st, st
-        if has_values and len(values) <= MAX_LOOP_VALUES and all(v.known for v in values):
-            outs = [st]
-            for v in values:
-                _, a = self.run(body, st.set_vars([(name, v.text)]))
-                outs.append(a)
-            out = join(*outs)
-            return out, out
-        out = join(st, self._loop(body, st.set_vars([(name, None)])))
-        return out, out
-
-    def _s_c_style_for_statement(self, node: Any, st: State) -> tuple[State, State]:
-        body = node.child_by_field_name("body")
-        names = [self.text(c.child_by_field_name("name")) for c in node.named_children
-                 if c.type == "variable_assignment" and c.child_by_field_name("name") is not None]
-        for c in node.named_children:
-            if body is None or c.id != body.id:
-                self.nested(c, st)
-        cur = st.set_vars((n, None) for n in names)
-        out = join(st, self._loop(body, cur) if body is not None else cur)
-        return out, out
-
-    def _loop(self, body: Any, cur: State) -> State:
-        """A loop body run until its state stops changing (twice at most): what a variable or
-        cwd may be after any number of iterations."""
-        for _ in range(2):
-            _, a = self.run(body, cur)
-            nxt = join(cur, a)
-            if nxt is cur:
-                break
-            cur = nxt
-        return cur
-
-    def _s_case_statement(self, node: Any, st: State) -> tuple[State, State]:
-        value = node.child_by_field_name("value")
-        if value is not None:
-            self.word(value, st)
-        outs = [st]
-        for item in node.named_children:
-            if item.type != "case_item":
-                continue
-            stmts = []
-            for i, c in enumerate(item.children):
-                if item.field_name_for_child(i) == "value":
-                    self.nested(c, st)
-                elif c.is_named and c.type in _STATEMENTS:
-                    stmts.append(c)
-            _, a = self._seq(item, st, stmts)
-            outs.append(a)
-        out = join(*outs)
-        return out, out
 
     def _s_generic(self, node: Any, st: State) -> tuple[State, State]:
         self._seq(node, st)
@@ -544,7 +346,7 @@ class Walker(Expander):
             if t in ("command_substitution", "process_substitution"):
                 self._substitution(n, st)
                 continue
-            if t in _STATEMENTS and n is not node:
+            if t in STATEMENTS and n is not node:
                 self.run(n, st)
                 continue
             stack.extend(reversed(n.children))
