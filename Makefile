@@ -27,7 +27,7 @@ test: $(PY)
 	$(PY) -m pytest $(XDIST) -q -m "not claude and not agents"
 	$(PY) -m pytest -q -m ray tests/ray
 	@bash tests/claude/install.sh >/dev/null || echo "make test: Claude Code could not be installed; tests/claude will skip what needs it"
-	$(PY) -m pytest -q -m claude tests/claude tests/sandbox
+	$(PY) -m pytest -q -m claude tests/claude tests/sandbox tests/attached
 	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || echo "make test: the agent of $$s could not be installed; $$s will skip what needs it"; done
 	$(PY) -m pytest -q -m agents $(AGENT_SUITES) tests/sandbox/codex
 
@@ -36,7 +36,7 @@ test-fast: $(PY)
 
 test-claude: $(PY)
 	bash tests/claude/install.sh
-	$(PY) -m pytest -q -m claude tests/claude tests/sandbox
+	$(PY) -m pytest -q -m claude tests/claude tests/sandbox tests/attached
 
 test-agents: $(PY)
 	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || exit 1; done
