@@ -26,6 +26,7 @@ from zen.store import index
 from zen.store.atomic import atomic_write, create_exclusive, flocked, fsync_dir
 from zen.store.faults import crash_point
 from zen.store.layout import EVENTS, EVENTS_LOCK, STATE, TASK, Home, JobPaths
+from zen.store.snapshots import catch_up
 
 log = logging.getLogger(__name__)
 
@@ -143,13 +144,6 @@ def _remember(path: Path, task: Task) -> None:
     _TASKS[str(path)] = task
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
 def _written_by_zen(text: str, task: Task) -> bool:
     """Whether `text` is what zen dispatch publishes for `task`, by either of its writers (the
     fast lane's taskcheck.yaml_text, the model's dump_task), so it may stand as task.yaml."""
@@ -181,6 +175,18 @@ def _sync_data(path: Path) -> None:
         os.fdatasync(fd)
     finally:
         os.close(fd)
+
+
+def _validated(job_id: str, raw: Any) -> JobSnapshot | None:
+    """state.json's JSON as this job's JobSnapshot; None when it is not (another job's, from a
+    copied folder; another version's; damaged): then it is replayed from the timeline."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        snap = JobSnapshot.model_validate({k: v for k, v in raw.items() if k != "_offset"})
+    except Exception:  # a snapshot written by another version: rebuild it
+        return None
+    return snap if snap.job == job_id else None
 
 
 class JobStore:
@@ -265,30 +271,21 @@ class JobStore:
     def snapshot(self, job_id: str, *, write: bool = True) -> JobSnapshot:
         """state.json brought up to date with events.jsonl (and saved when it moved)."""
         d = self.dir(job_id)
-        snap, offset = self._load_state(d, job_id)
-        new, end = ev_store.read_from(d / EVENTS, offset)
-        if not new and offset and offset > _size(d / EVENTS):
-            # state.json has read further than the timeline now reaches (it was cut short or
-            # replaced): what it says cannot be trusted; rebuild
-            return self.rebuild(job_id) if write else states.replay(job_id, self.events(job_id))
-        if not new:
-            return snap
-        if new and new[0].get("seq") != snap.seq + 1:
-            # the cache does not line up with the timeline: rebuild from scratch
-            return self.rebuild(job_id) if write else states.replay(job_id, self.events(job_id))
-        for ev in new:
-            states.apply(snap, ev)
-        if write:
-            try:
-                with flocked(d / EVENTS_LOCK):
-                    current, _ = self._load_state(d, job_id)
-                    if current.seq < snap.seq:
-                        self._save_state(d, snap, end)
-            except OSError as exc:
-                # state.json is a cache of the timeline: a disk that cannot take it (full,
-                # failing, read-only) must not stop what reads the job; the next refresh catches up
-                log.info("job %s: state.json not refreshed: %s", job_id, exc)
-        return snap
+        got = catch_up(d, job_id, lambda raw: _validated(job_id, raw), lambda: JobSnapshot(job=job_id))
+        if got.replayed and write:
+            return self.rebuild(job_id)     # under the job's lock, published
+        if not got.moved or not write:
+            return got.snap
+        try:
+            with flocked(d / EVENTS_LOCK):
+                current, _ = self._load_state(d, job_id)
+                if current.seq < got.snap.seq:
+                    self._save_state(d, got.snap, got.end)
+        except OSError as exc:
+            # state.json is a cache of the timeline: a disk that cannot take it (full,
+            # failing, read-only) must not stop what reads the job; the next refresh catches up
+            log.info("job %s: state.json not refreshed: %s", job_id, exc)
+        return got.snap
 
     def rebuild(self, job_id: str) -> JobSnapshot:
         d = self.dir(job_id)
@@ -303,15 +300,11 @@ class JobStore:
     def _load_state(self, d: Path, job_id: str) -> tuple[JobSnapshot, int]:
         try:
             raw = json.loads((d / STATE).read_text())
-            offset = int(raw.pop("_offset", 0))
-            snap = JobSnapshot.model_validate(raw)
-            if snap.job != job_id:   # another job's state.json (a copied folder): not this one's cache
-                return JobSnapshot(job=job_id), 0
-            return snap, offset
-        except (FileNotFoundError, ValueError, TypeError):
+        except (OSError, ValueError):
             return JobSnapshot(job=job_id), 0
-        except Exception:  # a snapshot written by another version: rebuild it
-            return JobSnapshot(job=job_id), 0
+        snap = _validated(job_id, raw)
+        offset = raw.get("_offset", 0) if snap is not None else 0
+        return (snap, int(offset)) if snap is not None else (JobSnapshot(job=job_id), 0)
 
     def _save_state(self, d: Path, snap: JobSnapshot, offset: int) -> None:
         data = snap.model_dump(mode="json")
