@@ -145,3 +145,38 @@ def test_what_zen_run_refuses_is_said_in_one_sentence(fake_home: Path, git_repo:
     assert r.returncode == 2 and "is not in lane app's checkout" in r.stderr, r.stderr
     r = zen_run("--lane", "nope", "claude", cwd=git_repo)
     assert r.returncode == 1 and "no lane named 'nope'" in r.stderr, r.stderr
+
+
+def test_a_supervisor_starting_meanwhile_neither_settles_nor_harvests_an_attached_job(
+        fake_home: Path, lane: Path, tmp_path: Path) -> None:
+    from tests.claude.zenrun import supervisor
+
+    go_on = tmp_path / "go-on"
+    session = subprocess.Popen(
+        [*ZEN, "run", "claude", "-p", "work"], cwd=lane, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "FAKE_CLAUDE_SCRIPT": json.dumps([
+            {"tool": "Write", "file_path": str(lane / "a.txt"), "content": "mine\n"},
+            {"tool": "Bash", "command": f"while [ ! -e {go_on} ]; do sleep 0.1; done"}])})
+    try:
+        job = wait_until(lambda: next((j["job"] for j in zen_json("status")["jobs"]), None), timeout=60,
+                         message="the attached job")
+        wait_until(lambda: any(e["type"] == "guard.allowed" for e in timeline(fake_home, job)), timeout=60,
+                   message="the session's first write")
+        # a supervisor that starts while the session runs: no pane of its own to find
+        with supervisor(fake_home, tmp_path / "sup1.log"):
+            wait_until(lambda: (fake_home / "logs" / "control.jsonl").is_file() and "supervisor.started"
+                       in (fake_home / "logs" / "control.jsonl").read_text(), timeout=60, message="supervisor")
+            assert zen_json("show", job)["state"]["state"] == "working"
+    finally:
+        go_on.touch()
+        assert session.wait(timeout=60) == 0
+    # and one that starts after it ended: nothing to harvest (the checkout is the user's)
+    with supervisor(fake_home, tmp_path / "sup2.log"):
+        wait_until(lambda: (fake_home / "logs" / "control.jsonl").read_text().count("supervisor.started") == 2,
+                   timeout=60, message="the second supervisor")
+    types = [e["type"] for e in timeline(fake_home, job)]
+    assert types.count("agent.exited") == 1
+    assert not {"harvest.done", "harvest.failed", "worktree.created", "job.queued"} & set(types), types
+    assert (lane / "a.txt").read_text() == "mine\n"
+    assert zen_json("show", job)["state"]["state"] == "exited"
