@@ -1,7 +1,9 @@
-"""zen incident new | list | show | check, and zen preflight."""
+"""zen incident new | list | show | check | propose | adopt, and zen preflight."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,9 +14,12 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
+from zen.cli.policy import change_lines
 from zen.core.incident import Incident
 from zen.errors import ZenError
 from zen.orchestration import incidents
+from zen.orchestration.insight import propose as proposing
+from zen.orchestration.insight.replay import Simulation, drift
 from zen.orchestration.job.preflight import Report
 from zen.orchestration.job.preflight import run as run_preflight
 
@@ -123,6 +128,42 @@ def incident_check(json_out: bool = JSON) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+def _proposed(p: proposing.Proposal) -> Iterator[render.Out]:
+    yield f"incident {p.incident}: {len(p.rules)} rule(s) drafted from the commands of {', '.join(p.jobs)}"
+    for r in p.rules:
+        yield f"  - {r['id']}: {json.dumps(r['match'])}"
+    yield f"would have stopped {len(p.stops)} decision(s) in the incident's jobs:"
+    yield from change_lines(Simulation("proposal", changes=p.stops), limit=20)
+    yield f"would also block {len(p.also)} other decision(s) in the fleet's history" + (":" if p.also else "")
+    yield from change_lines(Simulation("proposal", changes=p.also), limit=20)
+    yield f"kept in {p.saved}; zen incident adopt {p.incident} writes it into the policy"
+
+
+@incident.command("propose")
+def incident_propose(
+    ref: str = typer.Argument(..., help="Incident id or unique prefix."),
+    job: list[str] = typer.Option([], "--job", help="A job of the incident (repeatable; default: those its text names)."),
+    seq: list[int] = typer.Option([], "--seq", help="A decision of those jobs to draft a rule from (repeatable)."),
+    json_out: bool = JSON,
+) -> int:
+    """Draft guardian rules that would have stopped the incident, from its commands in the
+    timelines; simulate them over history and show what else they would block."""
+    render.emit(proposing.propose(common.home(), ref, job, seq), json_out, _proposed)
+    return 0
+
+
+@incident.command("adopt")
+def incident_adopt(ref: str = typer.Argument(..., help="Incident id or unique prefix."), json_out: bool = JSON) -> int:
+    """Write the incident's proposed rules (zen incident propose) into its record, where the
+    guardian loads them. For humans only."""
+    if os.environ.get("ZEN_JOB_ID"):   # defence in depth behind the guardian's own deny
+        raise ZenError(f"zen incident adopt is for humans only, and this shell belongs to agent job "
+                       f"{os.environ['ZEN_JOB_ID']}")
+    render.emit(proposing.adopt(common.home(), ref), json_out,
+                lambda a: [f"adopted {len(a.rules)} rule(s) into {a.path}: {', '.join(a.rules) or '(none new)'}"])
+    return 0
+
+
 def _report(report: Report) -> Iterator[render.Out]:
     for c in report.checks:
         yield f"{c.status:<4}  {c.name:<28} {c.message}"
@@ -130,7 +171,9 @@ def _report(report: Report) -> Iterator[render.Out]:
 
 def preflight(lane: str = typer.Option(None, "--lane", help="Check only this lane."), json_out: bool = JSON) -> int:
     """Everything that must hold before an agent starts: PASS / WARN / FAIL each; exit 1 on any FAIL."""
-    report = run_preflight(common.home(), lane=lane)
+    home = common.home()
+    report = run_preflight(home, lane=lane)
+    report.add("policy on history", *drift(home))
     render.emit(report, json_out, _report)
     return 0 if report.ok else 1
 

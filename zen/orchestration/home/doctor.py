@@ -27,6 +27,7 @@ from zen.core.events import validate
 from zen.errors import ZenError
 from zen.observe import snapshot as metrics_snapshot
 from zen.orchestration.home.tools import FAULT, OK, WARN, Found, check_tools
+from zen.orchestration.insight.replay import drift
 from zen.orchestration.read.query import resolve_job
 from zen.store import defaults
 from zen.store import events as ev_store
@@ -204,4 +205,7 @@ def doctor(home: Home | None, ref: str | None = None, *, rebuild: bool = False,
     tools = check_tools()
     if home is None:
         return Doctor([Found("home", FAULT, no_home or "no zen home here or above (run zen init DIR)")], tools, [])
-    return Doctor(check_home(home), tools, check_jobs(home, ref, rebuild=rebuild))
+    status, message = drift(home)      # hand-edited rules replayed over the last week (issue 38)
+    found = check_home(home) + ([] if status == "PASS" else [
+        Found("home: policy on history", WARN, message, "zen policy simulate --since 7d")])
+    return Doctor(found, tools, check_jobs(home, ref, rebuild=rebuild))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,3 +232,23 @@ def simulate(home: Home, policy_file: str | Path | None = None, *, since: float 
     sim.skipped = counts.get("skipped", 0)
     sim.changes = list(changes(records, policy, home, sim))
     return sim
+
+
+DRIFT_WINDOW_S = 7 * 86400
+DRIFT_RECORDS = 5000
+
+
+def drift(home: Home, since_s: float = DRIFT_WINDOW_S, limit: int = DRIFT_RECORDS) -> tuple[str, str]:
+    """(status, message) for `zen preflight` and `zen doctor`: the live policy (hand-edited rules,
+    a new zen) replayed over the last week's decisions (the latest `limit`), before the next start.
+    WARN when a decision would change; a policy that does not compile is the policy check's FAIL."""
+    try:
+        records = recorded(home, time.time() - since_s)[-limit:]
+        sim = simulate(home, records=records)
+    except ZenError as exc:
+        return "WARN", f"not simulated: {exc}"
+    if not sim.changes:
+        return "PASS", f"the live policy gives the same {sim.replayed} decision(s) recorded in the last 7 days"
+    top = ", ".join(f"{rule} {n}" for rule, n in list(sim.by_rule.items())[:3])
+    return "WARN", (f"the live policy would change {len(sim.changes)} of {sim.replayed} decision(s) recorded in "
+                    f"the last 7 days ({top}): zen policy simulate --since 7d lists them")
