@@ -9,13 +9,11 @@ cost stays flat as finished jobs accumulate. The results are plain JSON data, sh
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 from zen.core import teamtree
-from zen.core.breaker import breaker as breaker_until
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.refs import resolve
@@ -37,20 +35,7 @@ if TYPE_CHECKING:
 
 def breaker(home: Home, cfg: Config, now: float | None = None) -> dict[str, Any]:
     """The circuit breaker on automatic work as control/breaker.json and zen.yaml have it."""
-    now = time.time() if now is None else now
-    try:
-        data = json.loads(home.breaker.read_text())
-        data = data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        data = {}
-    window = cfg.seconds("breaker", "window")
-    starts = [float(t) for t in data.get("automatic_starts", [])]
-    until = breaker_until(starts, now=now, window_s=window, limit=int(cfg.get("breaker", "max_automatic")),
-                                  hold_s=cfg.seconds("breaker", "hold"), open_until=data.get("open_until"))
-    return {"open": until is not None, "open_until": until,
-            "automatic_in_window": len([t for t in starts if now - t <= window]),
-            "limit": int(cfg.get("breaker", "max_automatic")), "window_s": window,
-            "kinds": breaker_kinds.status(home, cfg, now)}   # per kind of automatic work (agent teams)
+    return breaker_kinds.overall(home, cfg, time.time() if now is None else now)
 
 
 def pending(home: Home) -> list[dict[str, Any]]:

@@ -3,16 +3,14 @@ scheduler (zen.core.schedule), breaker state in control/breaker.json."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from zen.core import schedule as core
 from zen.core.ids import parse_iso
-from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
+from zen.core.model import JobSnapshot, JobStatus
 from zen.orchestration import breaker
 from zen.store import spool
-from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -68,45 +66,10 @@ def dep_states(home: Home, queued: list[core.Queued], known: dict[str, JobSnapsh
     return out
 
 
-def load_breaker(home: Home) -> dict[str, Any]:
-    try:
-        data = json.loads(home.breaker.read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def breaker_until(home: Home, cfg: Config, now: float) -> float | None:
-    data = load_breaker(home)
-    return core.breaker(
-        [float(t) for t in data.get("automatic_starts", [])], now=now,
-        window_s=cfg.seconds("breaker", "window"), limit=int(cfg.get("breaker", "max_automatic")),
-        hold_s=cfg.seconds("breaker", "hold"), open_until=data.get("open_until"),
-    )
-
-
-def try_automatic_start(home: Home, cfg: Config, now: float) -> bool:
-    """May one more piece of automatic work start now? Counts it when yes; when it would go
-    over the limit, opens the breaker for the hold period and says no."""
-    path = home.breaker
-    with flocked(home.breaker_lock):
-        data = load_breaker(home)
-        window = cfg.seconds("breaker", "window")
-        limit = int(cfg.get("breaker", "max_automatic"))
-        starts = [float(t) for t in data.get("automatic_starts", []) if now - float(t) <= window]
-        until = data.get("open_until")
-        if until is not None and until > now:
-            return False
-        allowed = len(starts) + 1 <= limit
-        if allowed:
-            starts.append(now)
-            until = None
-        else:
-            until = now + cfg.seconds("breaker", "hold")
-        # the per-kind counts (zen.orchestration.breaker) share the file: kept as they are
-        atomic_write(path, json.dumps({**data, "v": CONTROL_VERSION, "automatic_starts": starts,
-                                       "open_until": until}) + "\n", durable=False)
-    return allowed
+# the breaker's file has one owner, zen.orchestration.breaker; the names the scheduler's callers use
+load_breaker = breaker.load_breaker
+breaker_until = breaker.automatic_until
+try_automatic_start = breaker.try_automatic
 
 
 def plan(home: Home, now: float | None = None, snaps: list[JobSnapshot] | None = None) -> list[core.Decision]:
@@ -118,12 +81,4 @@ def plan(home: Home, now: float | None = None, snaps: list[JobSnapshot] | None =
 
 
 def breaker_status(home: Home, now: float | None = None) -> dict[str, Any]:
-    cfg = Config.load(home)
-    now = time.time() if now is None else now
-    data = load_breaker(home)
-    window = cfg.seconds("breaker", "window")
-    recent = [t for t in data.get("automatic_starts", []) if now - float(t) <= window]
-    until = breaker_until(home, cfg, now)
-    return {"open": until is not None, "open_until": until, "automatic_in_window": len(recent),
-            "limit": int(cfg.get("breaker", "max_automatic")), "window_s": window,
-            "kinds": breaker.status(home, cfg, now)}
+    return breaker.overall(home, Config.load(home), time.time() if now is None else now)
