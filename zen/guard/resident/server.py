@@ -16,15 +16,15 @@ until the next one starts, when:
 - a source file of the zen code it runs changed (checked at most once a second),
 - SIGTERM or SIGINT.
 
-One per home (control/guard.lock). `Resident` is the supervisor's handle: started with it,
-restarted when it ends, stopped with it. One thread reads, decides and answers (a selector loop:
+One per home (control/guard.lock). `Resident` (handle.py) is the supervisor's handle: started
+with it, restarted when it ends, stopped with it. One thread reads, decides and answers (a selector loop:
 threads queueing for the interpreter on a loaded machine answered slower than one loop); the
-audit records are committed in groups on a second (Journal), and each answer waits for its own.
+audit records are committed in groups on a second (Journal, journal.py), and each answer waits
+for its own.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import fcntl
 import os
@@ -32,19 +32,17 @@ import selectors
 import signal
 import socket
 import struct
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from zen.adapters import procs
 from zen.guard.api import Context, Decision, ToolCall
-from zen.guard.audit import record_many
 from zen.guard.context import Guard
 from zen.guard.resident import wire
 from zen.guard.resident.client import socket_path
+from zen.guard.resident.journal import Entry, Journal
 from zen.store import layout
 from zen.store.panes import pane_pid
 from zen.store.readers import HomeError, discover_home
@@ -58,7 +56,6 @@ CODE_CHECK_S = 1.0
 _PEERCRED = struct.Struct("3i")
 _SELFTESTS = (b"ZEN_GUARD_SELFTEST_CRASH=", b"ZEN_GUARD_SELFTEST_HANG=")
 DECLINED_ANSWER = wire.pack(wire.DECLINED, b"", b"")
-Entry = tuple[Context | None, ToolCall, Decision, str | None, Decision | None]   # one audit record
 
 
 def _package_dir() -> str:
@@ -76,44 +73,6 @@ def code_stamp() -> tuple[tuple[str, int], ...]:
         except OSError:
             out.append((f, -1))
     return tuple(out)
-
-
-class Journal:
-    """The audit records of concurrent calls, committed in groups on a thread of their own: the
-    records that arrive while one commit runs go together in the next, one append and one fsync
-    per job for all of them. `submit(records, token)`; `finished` holds each token once its
-    records are durable (the answer waits for that, as the hook's own answer does), and a byte on
-    `wake` says so."""
-
-    def __init__(self, wake: int) -> None:
-        self.wake = wake
-        self.finished: collections.deque[Any] = collections.deque()
-        self._cv = threading.Condition()
-        self._queue: list[tuple[list[Entry], Any]] = []
-        threading.Thread(target=self._run, daemon=True, name="zen-guard-journal").start()
-
-    def submit(self, records: list[Entry], token: Any) -> None:
-        if not records:
-            self._done([token])
-            return
-        with self._cv:
-            self._queue.append((records, token))
-            self._cv.notify()
-
-    def _done(self, tokens: list[Any]) -> None:
-        self.finished.extend(tokens)
-        with contextlib.suppress(OSError):
-            os.write(self.wake, b"x")
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while not self._queue:
-                    self._cv.wait()
-                batch, self._queue = self._queue, []
-            with contextlib.suppress(BaseException):   # record_many never raises; nobody may hang
-                record_many([e for records, _ in batch for e in records])
-            self._done([token for _, token in batch])
 
 
 class Conn:
@@ -465,47 +424,3 @@ def main(argv: list[str], judge: Judge, writes_check: Callable[[], Any] | None =
     finally:
         server.close()
     return 0
-
-
-class Resident:
-    """The supervisor's resident guardian: `ensure()` starts it (and starts it again when it has
-    ended, at most every RESTART_S), `stop()` ends it. Without one the hooks decide alone."""
-
-    RESTART_S = 5.0
-
-    def __init__(self, home: str, argv: list[str] | None = None) -> None:
-        self.home = home
-        self.argv = argv or [sys.executable, "-P", "-m", "zen", "guard", "serve", "--home", home,
-                             "--parent", str(os.getpid())]
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._started = -self.RESTART_S
-
-    def ensure(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            return
-        if time.monotonic() - self._started < self.RESTART_S:
-            return
-        self._started = time.monotonic()
-        try:
-            log = open(os.path.join(self.home, layout.LOGS, layout.GUARD_SERVER_LOG), "ab")  # noqa: SIM115
-        except OSError:
-            log = None
-        try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=log or subprocess.DEVNULL, start_new_session=True)
-        except OSError:
-            self.proc = None
-        finally:
-            if log is not None:
-                log.close()
-
-    def stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

@@ -52,7 +52,7 @@ from zen.core.events import timestamp
 from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.core.turns import WAITING
 from zen.errors import ZenError
-from zen.guard.resident.server import Resident
+from zen.guard.resident.handle import Resident
 from zen.observe import receiver
 from zen.observe import snapshot as metrics
 from zen.observe.limits import Limits
