@@ -25,6 +25,7 @@ MODULES = [
     "bench.cli",
     "bench.timeline",
     "bench.metrics",
+    "bench.anomalies",
     "bench.supervisor",
     "bench.watch",
     "bench.server",
