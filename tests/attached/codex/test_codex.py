@@ -3,7 +3,6 @@ guardian hook from zen's `-c` overrides, in a plain checkout with no lane."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -43,4 +42,3 @@ def test_zen_run_codex_exec_is_guarded_and_counted(codex_home: Path, api: CodexA
     # zen sessions lists its rollout, marked as zen's
     found = [s for s in zen_json("sessions")["sessions"] if s["agent"] == "codex"]
     assert len(found) == 1 and found[0]["job"] == job and found[0]["api_calls"] == 3
-    assert json.dumps(found[0])
