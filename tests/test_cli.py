@@ -174,9 +174,10 @@ def test_status_show_and_dispatch_import_neither_rich_nor_typer_nor_the_models(l
         heavy = [m for m in mods if m.split(".")[0] in ("rich", "watchdog", "tree_sitter", "libtmux")]
         assert not heavy, (args, heavy)
         cli = {m for m in mods if m.startswith("zen.cli.")}
-        # the typer-free entry (zen/cli/fast.py) and what its command prints through
+        # the typer-free entry (zen/cli/fast.py), the error funnel it shares with the full CLI, and
+        # what its command prints through
         own = {"status": "zen.cli.views", "show": "zen.cli.views", "dispatch": "zen.cli.submit"}[args[0]]
-        assert cli == {"zen.cli.fast", "zen.cli.render", own}, (args, cli)
+        assert cli == {"zen.cli.fast", "zen.cli.funnel", "zen.cli.render", own}, (args, cli)
         models = [m for m in mods if m.split(".")[0] in ("typer", "pydantic", "ruamel")]
         assert not models, (args, models)
 

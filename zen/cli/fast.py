@@ -14,9 +14,7 @@ and goes through the full CLI, which parses it, explains it, or refuses it as al
 
 from __future__ import annotations
 
-import sys
-
-from zen.errors import ZenError
+from zen.cli import funnel
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -173,17 +171,4 @@ def main(argv: list[str]) -> int | None:
     if run is None:
         return None
     _home_option[0] = home
-    try:
-        return run()
-    except ZenError as exc:
-        sys.stderr.write(f"zen: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("zen: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:
-        from zen.cli.main import unexpected  # a full disk, or a bug: as the full CLI says it
-
-        return unexpected(exc)
+    return funnel.run(run, lambda: _home_option[0])  # the full CLI's own funnel, codes and sentences
