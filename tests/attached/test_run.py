@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -179,4 +180,54 @@ def test_a_supervisor_starting_meanwhile_neither_settles_nor_harvests_an_attache
     assert types.count("agent.exited") == 1
     assert not {"harvest.done", "harvest.failed", "worktree.created", "job.queued"} & set(types), types
     assert (lane / "a.txt").read_text() == "mine\n"
+    assert zen_json("show", job)["state"]["state"] == "exited"
+
+
+def test_kill_switch_stop_agents_ends_an_attached_session_once_and_harvests_nothing(
+        fake_home: Path, git_repo: Path, tmp_path: Path) -> None:
+    never = tmp_path / "never"
+    session = subprocess.Popen(
+        [*ZEN, "run", "claude"], cwd=git_repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, env={**os.environ, "FAKE_CLAUDE_SCRIPT": json.dumps([
+            {"tool": "Bash", "command": f"while [ ! -e {never} ]; do sleep 0.1; done"}])})
+    try:
+        job = wait_until(lambda: next((j["job"] for j in zen_json("status")["jobs"]), None), timeout=60,
+                         message="the attached job")
+        wait_until(lambda: any(e["type"] == "guard.allowed" for e in timeline(fake_home, job)), timeout=60,
+                   message="the session at work")
+        r = zen("kill-switch", "--stop-agents", "--reason", "enough")
+        assert r.returncode == 0, r.stderr
+        code = session.wait(timeout=60)
+    finally:
+        never.touch()
+        if session.poll() is None:
+            session.kill()
+    assert code != 0
+    types = [e["type"] for e in timeline(fake_home, job)]
+    assert types.count("agent.exited") == 1, types
+    assert not {"harvest.done", "worktree.created"} & set(types)
+    assert git(git_repo, "branch", "--list", "zen/*") == ""
+
+
+def test_a_session_whose_zen_run_was_killed_is_settled_by_the_next_zen_run(
+        fake_home: Path, git_repo: Path, tmp_path: Path) -> None:
+    never = tmp_path / "never"
+    session = subprocess.Popen(
+        [*ZEN, "run", "claude"], cwd=git_repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True, env={**os.environ, "FAKE_CLAUDE_SCRIPT": json.dumps([
+            {"tool": "Bash", "command": f"while [ ! -e {never} ]; do sleep 0.1; done"}])})
+    try:
+        job = wait_until(lambda: next((j["job"] for j in zen_json("status")["jobs"]), None), timeout=60,
+                         message="the attached job")
+        wait_until(lambda: any(e["type"] == "guard.allowed" for e in timeline(fake_home, job)), timeout=60,
+                   message="the session at work")
+        os.killpg(session.pid, signal.SIGKILL)      # the terminal closed hard: nothing recorded
+        session.wait(timeout=30)
+    finally:
+        never.touch()
+    assert zen_json("show", job)["state"]["state"] == "working"
+    r = zen_run("claude", "-p", "again", cwd=git_repo)
+    assert r.returncode == 0 and "had lost its zen run" in r.stderr, r.stderr
+    ended = [e for e in timeline(fake_home, job) if e["type"] == "agent.exited"]
+    assert len(ended) == 1 and ended[0]["exit_code"] is None and "zen run" in ended[0]["why"]
     assert zen_json("show", job)["state"]["state"] == "exited"

@@ -147,7 +147,7 @@ def test_control_is_compare_and_set_and_only_on_ones_own_workers(
         losses = [r for ok, r in res if not ok]
         assert len(wins) <= 1 and len(wins) + len(losses) == 2, res
         for loss in losses:
-            assert loss["error"] == "revision_mismatch" and loss["expected_revision"] == rev
+            assert loss["error"] == "revision-mismatch" and loss["expected_revision"] == rev
             assert loss["current_revision"] > rev
         if not wins:
             assert [e for e in events(zh, a["id"])[rev:] if e["type"] == "team.control"] == []

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zen.adapters.git_probe import INHERITED_GIT_VARS, safe_config
-from zen.errors import GitError
+from zen.errors import GitError, NotARepository
 from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, user_umask
 
 # GitPython refuses to be imported when no git binary is on PATH; zen says so in a sentence at the
@@ -47,10 +47,6 @@ ZEN_IDENTITY = {
     "GIT_COMMITTER_NAME": "zen",
     "GIT_COMMITTER_EMAIL": "zen@localhost",
 }
-
-
-class NotARepository(GitError):
-    """The path is not (or no longer) the top of a git repository or worktree."""
 
 
 @contextmanager

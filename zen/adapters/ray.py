@@ -21,23 +21,10 @@ from typing import Any
 
 import httpx
 
-from zen.errors import ZenError
+from zen.errors import AlreadySubmitted, RayError, RayUnreachable
 
 DEFAULT_TIMEOUT_S = 10.0
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
-
-
-class RayError(ZenError):
-    """The cluster answered, but not as asked (a bad request, an internal error)."""
-
-
-class RayUnreachable(RayError):
-    """Nothing answers at the address (the cluster is down, or the address is wrong)."""
-
-
-class AlreadySubmitted(RayError):
-    """A job with this submission id exists: it was submitted before (perhaps by a supervisor
-    that crashed before it could record the answer)."""
 
 
 @dataclass(frozen=True)

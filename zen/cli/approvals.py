@@ -9,7 +9,6 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.errors import ZenError
 from zen.guard import approvals
 
 AID = typer.Argument(..., metavar="ID", help="The approval request (zen approvals lists them).")
@@ -39,10 +38,7 @@ def approvals_cmd(json_out: bool = JSON) -> int:
 
 
 def _decide(aid: str, verdict: str, json_out: bool) -> int:
-    try:
-        rec = approvals.decide_request(str(common.home().root), aid, verdict)
-    except approvals.ApprovalError as exc:
-        raise ZenError(str(exc)) from None
+    rec = approvals.decide_request(str(common.home().root), aid, verdict)
 
     def text(r: Mapping[str, Any]) -> Iterator[render.Out]:
         if verdict == "granted":

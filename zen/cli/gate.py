@@ -65,10 +65,7 @@ def gate_cmd(
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds to wait for the answer."),
 ) -> int:
     """Call a listed integration through its gate (the only sanctioned way); exit 0 on 2xx."""
-    try:
-        resp = gate.call(common.home_root_or_none(), name, method, path, _body(data), timeout=timeout)
-    except gate.GateError as exc:
-        raise ZenError(str(exc)) from None
+    resp = gate.call(common.home_root_or_none(), name, method, path, _body(data), timeout=timeout)
     text = resp.body.decode("utf-8", "replace")
     answer = Answer(resp.integration, resp.method, resp.path, resp.status, _parsed(text), text, resp.ok)
     render.emit(answer, json_out, _answered)

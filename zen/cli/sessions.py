@@ -37,9 +37,8 @@ def sessions(json_out: bool = JSON,
              project: str = typer.Option(None, "--project", help="Only sessions whose directory names this.")
              ) -> int:
     """Every Claude Code and Codex session on this machine: project, turns, tokens, cost, and whether zen ran it."""
-    # only this command reads the agents' records and prices them
-    from zen.observe import sessions as found
-    from zen.observe.record import home_prices
+    from zen.observe import sessions as found  # only this command reads the agents' records
+    from zen.observe.record import home_prices  # and prices them (it pulls in the config's YAML)
 
     try:
         since_s = parse_duration(since) if since else None

@@ -36,7 +36,7 @@ from typing import Any
 
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
-from zen.errors import Conflict, ZenError
+from zen.errors import AmbiguousLease, LeaseConflict, LeaseError, LeaseNotFound
 from zen.store import events as ev_store
 from zen.store import layout
 from zen.store.atomic import atomic_write, create_exclusive, flocked
@@ -59,18 +59,6 @@ Lease = dict[str, Any]
 __all__ = ["EXCLUSIVE", "SHARED", "Lease", "LeaseConflict", "LeaseError", "acquire", "all_leases", "blocking", "holder_alive",
            "is_glob", "lane_leases", "lane_slug", "live", "normalize", "overlaps", "reconcile", "release",
            "release_id", "release_job", "renew_job"]
-
-
-class LeaseError(ZenError):
-    """A lease request that cannot be met as asked (bad path, unknown lease)."""
-
-
-class LeaseConflict(Conflict):
-    """Another live job holds the path; `lease` is its lease."""
-
-    def __init__(self, lease: Lease, path: str) -> None:
-        super().__init__(describe_holder(lease, path))
-        self.lease = lease
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -299,7 +287,7 @@ def acquire(home: str | os.PathLike[str], lane: str, job: str, path: str, *, mod
                 _unlink(home, d, lease, "expired" if str(lease.get("expires") or "") <= now else "holder ended")
                 continue
             if mode == EXCLUSIVE or lease.get("mode") == EXCLUSIVE:
-                raise LeaseConflict(lease, path)
+                raise LeaseConflict(describe_holder(lease, path), lease)
         return _take(home, d, lane, job, path, mode, ttl_s, reason, by, fixed, mine)
 
 
@@ -319,7 +307,7 @@ def _take(home: str | os.PathLike[str], d: Path, lane: str, job: str, path: str,
         # the name is taken: a lease of ours from an earlier process, or a stale one
         old = _read(str(target))
         if old is not None and old.get("job") != job:
-            raise LeaseConflict(old, path)
+            raise LeaseConflict(describe_holder(old, path), old)
         lease["created"] = (old or {}).get("created") or lease["created"]
         lease["revision"] = int((old or {}).get("revision") or 0) + 1
         mine = old
@@ -384,9 +372,9 @@ def release_id(home: str | os.PathLike[str], lease_ref: str, why: str = "release
     """End the lease whose id is `lease_ref` (or a unique prefix of it), in any lane."""
     hits = [x for x in all_leases(home) if str(x.get("id", "")).startswith(lease_ref)]
     if not hits:
-        raise LeaseError(f"no lease {lease_ref!r} (zen locks lists them)")
+        raise LeaseNotFound(f"no lease {lease_ref!r} (zen locks lists them)")
     if len(hits) > 1:
-        raise LeaseError(f"{lease_ref!r} names {len(hits)} leases; give more of the id")
+        raise AmbiguousLease(f"{lease_ref!r} names {len(hits)} leases; give more of the id")
     release(home, hits[0], why)
     return hits[0]
 

@@ -25,7 +25,7 @@ from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.model import JobSnapshot
 from zen.core.results import Result
-from zen.errors import NotFound, UsageError, ZenError
+from zen.errors import LeaseConflict, LeaseError, LeaseNotFound, NotFound, UsageError, ZenError
 from zen.store.config import Config, lane_path
 from zen.store.events import read_events
 from zen.store.home import Home
@@ -91,10 +91,10 @@ def relative(home: Home, snap: JobSnapshot, path: str) -> str:
                 continue
             for r in {str(root).rstrip("/"), os.path.realpath(str(root))}:
                 if text == r:
-                    raise leases.LeaseError(f"{text} is the whole repository; lease a path or glob inside it")
+                    raise LeaseError(f"{text} is the whole repository; lease a path or glob inside it")
                 if text.startswith(r + "/"):
                     return leases.normalize(text[len(r) + 1:] + ("/" if text.endswith("/") else ""))
-        raise leases.LeaseError(f"{text} is outside the job's worktree and its lane; give a path inside the "
+        raise LeaseError(f"{text} is outside the job's worktree and its lane; give a path inside the "
                                 "repository (e.g. src/app.py)")
     return leases.normalize(text)
 
@@ -134,7 +134,7 @@ def lock_task_paths(home: Home, job_id: str) -> tuple[list[LeaseView], list[str]
     for p in task.paths:
         try:
             taken.append(lock(home, job_id, p, reason="the task's paths", by="task"))
-        except leases.LeaseConflict as exc:
+        except LeaseConflict as exc:
             refused.append(str(exc))
             leases.record_event(home.root, job_id, E.LOCK_CONFLICT, path=p, holder=str(exc.lease.get("job")),
                                 resolution="not-taken", lease=str(exc.lease.get("id")),
@@ -153,7 +153,7 @@ def unlock(home: Home, job_id: str, paths: list[str] | None = None, why: str = "
     before = [view(home, x) for x in leases.all_leases(home.root) if x.get("job") == job_id]
     done = {x["id"] for x in leases.release_job(home.root, job_id, why, rels)}
     if rels and not done:
-        raise leases.LeaseError(f"job {job_id} holds no lease on {', '.join(rels)} (zen locks lists them)")
+        raise LeaseNotFound(f"job {job_id} holds no lease on {', '.join(rels)} (zen locks lists them)")
     return [v for v in before if v.id in done]
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from zen.core.events import EventType as E
+from zen.errors import ExecutorError
 
 SPEC_VERSION = 1
 SPEC_ENV = "ZEN_TURN_SPEC"            # the Ray job's environment variable holding the turn's spec
@@ -54,10 +55,6 @@ WORKER_EVENTS = frozenset({
 })
 # the envelope a worker's event arrives with; the supervisor writes its own
 _ENVELOPE = ("v", "seq", "ts", "job", "type", "actor")
-
-
-class ExecutorError(ValueError):
-    pass
 
 
 class Executor(BaseModel):

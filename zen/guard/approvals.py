@@ -22,15 +22,12 @@ import os
 from typing import Any
 
 from zen.core.events import timestamp
+from zen.errors import ApprovalError, ApprovalNotFound, BadApprovalId
 from zen.guard.api import ALLOW, DENY, Context, Decision, ToolCall, subject
 from zen.store import layout
 
 STATES = layout.APPROVAL_STATES
 FIELDS = ("id", "job", "tool", "command", "file_path", "cwd", "rule", "reason", "created_at")
-
-
-class ApprovalError(Exception):
-    """One sentence for the user (unknown id, already decided, ...)."""
 
 
 def approval_id(job: str | None, tool: str, subject: str) -> str:
@@ -168,7 +165,7 @@ def decide_request(home: str, aid: str, verdict: str, by: str | None = None) -> 
     aid = aid.strip()
     target = "granted" if verdict == "granted" else "denied"
     if not _valid_id(aid):
-        raise ApprovalError(f"{aid!r} is not an approval id (zen approvals lists them)")
+        raise BadApprovalId(f"{aid!r} is not an approval id (zen approvals lists them)")
     src_dir = _dir(home, "pending")
     src = os.path.join(src_dir, f"{aid}.yaml")
     dst_dir = _dir(home, target)
@@ -200,6 +197,6 @@ def decide_request(home: str, aid: str, verdict: str, by: str | None = None) -> 
                 if state == target:
                     raise ApprovalError(f"approval {aid} is already {state}")
                 raise ApprovalError(f"approval {aid} was already {state}; it is not pending")
-        raise ApprovalError(f"no pending approval {aid} (zen approvals lists them)")
+        raise ApprovalNotFound(f"no pending approval {aid} (zen approvals lists them)")
     rec["state"] = target
     return rec

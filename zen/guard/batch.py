@@ -22,8 +22,9 @@ import threading
 from collections.abc import Iterator
 from typing import TextIO
 
+from zen.errors import HomeError
 from zen.guard import rules
-from zen.guard.context import Guard, HomeError, calls_from_record, discover_home
+from zen.guard.context import Guard, calls_from_record, discover_home
 
 BLOCK = 8192
 _ALLOWED = '{"decision": "allow"'          # how judge() starts an allow (Decision.as_dict order)

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from zen.errors import HomeError
 from zen.guard.api import ALLOW, APPROVAL, DENY, READ_LIMIT, Context, Decision, ToolCall, subject
 from zen.guard.audit import record
 from zen.guard.decide import decide
@@ -38,7 +39,7 @@ from zen.guard.policy.load import load_policy
 from zen.guard.policy.tools import refusal
 from zen.guard.shell.options import sq
 from zen.store.layout import WORKTREES
-from zen.store.readers import HomeError, discover_home
+from zen.store.readers import discover_home
 
 VALID = (ALLOW, DENY, APPROVAL)
 # (context, call, [(op, Target)], act) -> (a decision replacing an allow or approval, or None; a note or None)

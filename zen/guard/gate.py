@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.core.events import Actor, EventType
+from zen.errors import GateError
 from zen.guard.audit import write_home_log
 from zen.guard.policy.levels import level_for
 from zen.guard.policy.load import load_policy, split_url
@@ -35,10 +36,6 @@ from zen.store.readers import job_dir as job_dir_of
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 DEFAULT_TIMEOUT_S = 30.0
-
-
-class GateError(Exception):
-    """The gate refused or could not make the call; one sentence."""
 
 
 @dataclass

@@ -9,7 +9,8 @@ with another job's id is refused before any tool runs. Each tool is a thin call 
 team_ops), the same code `zen team` runs.
 
 Errors come back as MCP tool errors whose text is one JSON object: {"error": KIND, "message":
-SENTENCE, ...}, e.g. {"error": "revision_mismatch", "current_revision": 12, ...}. stdout is the
+SENTENCE, ...}, KIND the error's kind in zen/errors.py, e.g. {"error": "revision-mismatch",
+"current_revision": 12, ...} or {"error": "refused", ...}. stdout is the
 JSON-RPC channel: nothing else may print there (logging goes to stderr).
 """
 
@@ -25,10 +26,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from zen import __version__
-from zen.errors import ZenError
+from zen.errors import RevisionMismatch, ZenError
 from zen.orchestration.teams import ops as team_ops
 from zen.orchestration.teams import workers as teams
-from zen.orchestration.teams.workers import Caller, Refused, RevisionMismatch, SpawnRequest
+from zen.orchestration.teams.workers import Caller, SpawnRequest
 from zen.store.home import Home
 
 log = logging.getLogger(__name__)
@@ -47,16 +48,15 @@ def _error(kind: str, message: str, **extra: Any) -> ToolError:
 
 
 def _call(fn: Callable[[], T]) -> T:
-    """Run one tool's body; zen's sentences become tool errors the model can read."""
+    """Run one tool's body; zen's sentences become tool errors the model can read, named by the
+    error's kind (zen/errors.py), never by its text."""
     try:
         return fn()
     except RevisionMismatch as exc:
-        raise _error("revision_mismatch", str(exc), job=exc.job, expected_revision=exc.expected,
+        raise _error(exc.kind, str(exc), job=exc.job, expected_revision=exc.expected,
                      current_revision=exc.current) from None
-    except Refused as exc:
-        raise _error("refused", str(exc)) from None
     except ZenError as exc:
-        raise _error(type(exc).__name__.lower(), str(exc)) from None
+        raise _error(exc.kind, str(exc)) from None
 
 
 def build(home: Home, caller: Caller) -> MCPServer[Any]:

@@ -19,16 +19,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from zen.errors import Conflict, ZenError
+from zen.errors import Conflict, PolicyRefused
 from zen.guard.policy import load as gpolicy
 from zen.store.atomic import atomic_write, flocked
 from zen.store.home import Home
 
 MAX_BYTES = 1_000_000
-
-
-class PolicyRefused(ZenError):
-    """The candidate policy does not compile; nothing was written."""
 
 
 def sha(text: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from zen.adapters import git_probe as git
 from zen.core.ids import NAME_RE
 from zen.core.model import Task
-from zen.errors import NotFound, ZenError
+from zen.errors import LaneGone, NotFound, ZenError
 from zen.store.config import Config, edit_config, lane_path
 from zen.store.home import Home
 
@@ -75,10 +75,6 @@ def list_lanes(cfg: Config) -> list[dict[str, Any]]:
 
 def get_lane(cfg: Config, name: str) -> dict[str, Any]:
     return cfg.lane(name)
-
-
-class LaneGone(NotFound):
-    """The task's lane is not in zen.yaml any more."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Every failure as `{"error": "<one sentence>"}` with the status code that says what kind it is.
 
-zen's own error tree decides the code: a thing that is not there is 404, bad input 422, a request
-that conflicts with a job's state or a concurrent change 409, the guardian's refusal 403. Only a
-bug is a 500, and it says where its traceback went.
+zen's own error tree decides the code (zen/errors.py: each class carries its `http_status`): a thing
+that is not there is 404, bad input 422, a request that conflicts with a job's state or a concurrent
+change 409, the guardian's refusal 403, the kill switch 423. The class decides, never the message.
+Only a bug is a 500, and it says where its traceback went.
 """
 
 from __future__ import annotations
@@ -15,24 +16,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zen import errors as ze
-from zen.coord.leases import LeaseError
-from zen.guard.approvals import ApprovalError
-from zen.orchestration.guardrails import PolicyRefused
 
 log = logging.getLogger(__name__)
-
-
-def status_for(exc: Exception) -> int:
-    if isinstance(exc, ze.NotFound | ze.NoHome) or (isinstance(exc, LeaseError) and str(exc).startswith("no lease")):
-        return 404
-    if isinstance(exc, ze.InvalidTask | ze.UsageError | PolicyRefused):
-        return 422
-    if isinstance(exc, ze.GuardDenied):
-        return 403
-    if isinstance(exc, ApprovalError):
-        text = str(exc)
-        return 404 if text.startswith("no pending") else 422 if "is not an approval id" in text else 409
-    return 409  # expected: the request does not fit the job's state, or someone changed it first
 
 
 def one_sentence(text: str) -> str:
@@ -62,11 +47,7 @@ def _validation_sentence(exc: RequestValidationError) -> tuple[int, str]:
 def install(app: FastAPI) -> None:
     @app.exception_handler(ze.ZenError)
     async def _zen(request: Request, exc: ze.ZenError) -> JSONResponse:
-        return problem(status_for(exc), str(exc))
-
-    @app.exception_handler(ApprovalError)
-    async def _approval(request: Request, exc: ApprovalError) -> JSONResponse:
-        return problem(status_for(exc), str(exc))
+        return problem(exc.http_status, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

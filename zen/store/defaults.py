@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 
-from zen.errors import ZenError
+from zen.errors import DefaultsMissing
 from zen.store import layout
 
 TYPE_CHECKING = False
@@ -21,10 +21,6 @@ if TYPE_CHECKING:
 
 POLICY_FILES = (layout.GUARDIAN_POLICY, layout.AUTONOMY_POLICY)
 _SCHEMA = rb"^zen:\s*(\d+)\s*$"        # the policy's schema version, its `zen:` field
-
-
-class DefaultsMissing(ZenError):
-    """zen's own package lacks a default it ships (a broken or partial install)."""
 
 
 def _folder(name: str) -> Traversable:

@@ -18,12 +18,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from zen.errors import NoHome
+from zen.errors import HomeError
 from zen.store import layout
-
-
-class HomeError(NoHome):
-    """--home or $ZEN_HOME names a directory that is not a zen home."""
 
 
 def is_home(path: str) -> bool:

@@ -19,14 +19,10 @@ import stat
 from pathlib import Path
 
 from zen.core.events import timestamp
-from zen.errors import ZenError
+from zen.errors import Rejected
 from zen.store.atomic import atomic_write, fsync_dir, write_temp
 from zen.store.faults import crash_point
 from zen.store.layout import SPOOL_REASON_SUFFIX, Home
-
-
-class Rejected(ZenError):
-    """A spool entry that cannot be a task; the message is the reason."""
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the lean readers (zen status) list the spool without the task model

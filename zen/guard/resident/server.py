@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zen.adapters import procs
+from zen.errors import HomeError
 from zen.guard.api import Context, Decision, ToolCall
 from zen.guard.context import Guard
 from zen.guard.resident import wire
@@ -45,7 +46,7 @@ from zen.guard.resident.client import socket_path
 from zen.guard.resident.journal import Entry, Journal
 from zen.store import layout
 from zen.store.panes import pane_pid
-from zen.store.readers import HomeError, discover_home
+from zen.store.readers import discover_home
 
 MAX_REQUEST = 3 * wire.MAX_FIELD
 # The hook's own decision, `zen.guard.hook.verdict`, given by whoever starts the server (the CLI):

@@ -5,6 +5,7 @@
     started(home, job, argv)        -> agent.spawned (pid: this `zen run`, the agent runs below it)
     Tree.of(root) / changed(a, b)   -> the checkout's state before and after: files.changed
     finish(home, job, code, signal) -> agent.exited with the agent's exit code; its leases released
+    settle_orphans(home)            -> the end of attached jobs whose `zen run` died unheard
 
 The task.received of an attached job carries `kind: attached` and the `cwd`; the supervisor never
 starts, watches or harvests such a job (zen.core.recovery), its `zen run` follows it. Its
@@ -30,14 +31,18 @@ from zen.core.events import Actor
 from zen.core.events import EventType as E
 from zen.core.ids import iso, make_job_id, slugify, utcnow
 from zen.core.model import Task
+from zen.core.recovery import running_spawn
 from zen.errors import UsageError, ZenError
 from zen.store import events as ev_store
+from zen.store import snapshots
 from zen.store.atomic import atomic_write
 from zen.store.config import Config, lane_path
 from zen.store.jobs import JobStore, dump_task
 from zen.store.layout import Home
+from zen.store.panes import pane_pid
 
 ATTACHED = "attached"
+LIVE = ("starting", "working", "waiting", "paused")
 LANE_DEFAULT_DOMAIN = "code"     # a lane without `domain:` (zen.guard.policy.levels says the same)
 
 
@@ -184,17 +189,42 @@ def finish(home: Home, job_id: str, code: int | None, signal: int | None, paths:
     """The end of an attached job: files.changed (when the checkout is git's), agent.exited with
     the agent's exit code, its leases released."""
     d = home.job_dir(job_id)
-    items: list[tuple[str, str, dict[str, Any]]] = []
     if paths:
-        items.append((E.FILES_CHANGED, Actor.HUMAN, {"paths": paths, "by": ATTACHED}))
-    items.append((E.AGENT_EXITED, Actor.HUMAN, {"exit_code": code, "signal": signal,
-                                                **({"why": why} if why else {})}))
-    ev_store.append_many(d, job_id, items)
+        ev_store.append(d, job_id, E.FILES_CHANGED, Actor.HUMAN, paths=paths, by=ATTACHED)
+    # once: `zen kill-switch --stop-agents` (or zen finish) may have recorded the end already
+    fields: dict[str, Any] = {"exit_code": code, "signal": signal, **({"why": why} if why else {})}
+    ev_store.append_unless(d, job_id, E.AGENT_EXITED, lambda evs: running_spawn(evs) is None, Actor.HUMAN,
+                           **fields)
     try:
         leases.release_job(str(home.root), job_id, "the attached session ended")
     except (OSError, ZenError):
         pass
     refresh(home, job_id)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is still a `zen run` (a pid of a process that died may be another's now)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"zen" in f.read()
+    except OSError:
+        return False
+
+
+def settle_orphans(home: Home) -> list[str]:
+    """Attached jobs whose `zen run` died without recording the end (killed, its machine
+    restarted): their end recorded now, with no exit code. The jobs settled."""
+    done = []
+    for snap in snapshots.unfinished(str(home.jobs)):
+        if snap.get("executor") != ATTACHED or snap.get("state") not in LIVE:
+            continue
+        job_id = str(snap["job"])
+        pid = pane_pid(str(home.root), job_id)
+        if pid is None or pid == os.getpid() or _alive(pid):
+            continue
+        finish(home, job_id, None, None, [], why="its zen run ended without recording the end")
+        done.append(job_id)
+    return done
 
 
 def is_attached(events: list[dict[str, Any]]) -> bool:

@@ -36,6 +36,8 @@ def run(home: Home, agent: str, args: list[str], *, lane: str | None = None, nam
     cfg = Config.load(home)
     where = record.place(cfg, cwd or Path.cwd(), lane)
     notes = check(agent, where)       # a start refused here leaves no record behind
+    for orphan in record.settle_orphans(home):
+        tell(f"attached job {orphan} had lost its zen run (killed?): recorded as ended")
     job_id = record.open_job(home, where, agent, args, name)
     try:
         spec = launch(home, cfg, job_id, where, agent, args, notes)

@@ -23,7 +23,7 @@ from pathlib import Path
 from zen.core.events import EventType as E
 from zen.core.ids import valid_id
 from zen.core.model import JobStatus, Task
-from zen.errors import InvalidTask, ZenError
+from zen.errors import InvalidTask, Rejected, ZenError
 from zen.store import events as ev_store
 from zen.store import spool
 from zen.store.config import Config
@@ -59,7 +59,7 @@ class Intake:
         for path in spool.entries(self.home):
             try:
                 claimed = spool.claim(self.home, path)
-            except spool.Rejected as exc:
+            except Rejected as exc:
                 self.quarantine(path, str(exc))
                 continue
             except OSError as exc:
@@ -79,7 +79,7 @@ class Intake:
         when the job is queued, else None (quarantined, or no longer queued). `hook`: claim_new's."""
         try:
             task, text = self._read(path, fresh)
-        except (spool.Rejected, InvalidTask) as exc:
+        except (Rejected, InvalidTask) as exc:
             self.quarantine(path, str(exc))
             return None
         except OSError as exc:
@@ -102,16 +102,16 @@ class Intake:
 
     def _read(self, path: Path, fresh: bool) -> tuple[Task, str]:
         if not valid_id(path.stem):
-            raise spool.Rejected(f"{path.name}: the name is not a job id (like 20261129T101500Z-fix-login-3fa9.yaml)")
+            raise Rejected(f"{path.name}: the name is not a job id (like 20261129T101500Z-fix-login-3fa9.yaml)")
         text = spool.read_entry(path, self._max_bytes())
         task = load_task_text(text, path.name)
         if task.id != path.stem:
-            raise spool.Rejected(f"{path.name} holds the task {task.id}: a task file is named after its id")
+            raise Rejected(f"{path.name} holds the task {task.id}: a task file is named after its id")
         d = self.store.dir(task.id)
         if fresh and self.store.exists(task.id):
-            raise spool.Rejected(f"{path.name}: job {task.id} exists already (duplicate id)")
+            raise Rejected(f"{path.name}: job {task.id} exists already (duplicate id)")
         if self.store.exists(task.id) and not (d / EVENTS).exists() and _began(d):
-            raise spool.Rejected(f"job {task.id} lost its timeline (events.jsonl): it ran, or began to, so it "
+            raise Rejected(f"job {task.id} lost its timeline (events.jsonl): it ran, or began to, so it "
                                  "is not run again (zen doctor shows the record)")
         return task, text
 

@@ -37,7 +37,7 @@ from zen.core.model import JobSnapshot, JobStatus, Level
 from zen.core.recovery import harvest_pending
 from zen.core.refs import resolve
 from zen.core.results import Result
-from zen.errors import NotFound, ZenError
+from zen.errors import JobBusy, NotFound, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.job.harvest import Harvest, disk_trouble, harvest
@@ -58,10 +58,6 @@ Events = list[dict[str, Any]]
 # -- one control action at a time --------------------------------------------------------------
 
 CONTROL_WAIT_S = 30.0   # how long a command waits for another's action on the same job
-
-
-class JobBusy(ZenError):
-    """Another process held the job's control lock for all of CONTROL_WAIT_S."""
 
 
 @contextlib.contextmanager

@@ -17,9 +17,8 @@ from zen.adapters import git as g
 from zen.coord.review import Predicted, at_harvest, review_lines
 from zen.core.events import Actor
 from zen.core.events import EventType as E
-from zen.errors import GitError, ZenError, disk_error
+from zen.errors import GitError, LaneGone, ZenError, disk_error
 from zen.orchestration.context import JobContext
-from zen.orchestration.lanes import LaneGone
 from zen.store.atomic import atomic_write, flocked
 
 log = logging.getLogger(__name__)

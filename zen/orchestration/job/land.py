@@ -21,16 +21,12 @@ from typing import Any
 from zen.adapters import git as g
 from zen.core.events import EventType as E
 from zen.core.results import Result
-from zen.errors import ZenError
+from zen.errors import LandRefused
 from zen.orchestration.lanes import resolve_lane
 from zen.orchestration.read.query import resolve_job
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
-
-
-class LandRefused(ZenError):
-    """The work cannot be landed as it is (conflicts, nothing to land, a live agent, ...)."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from zen.adapters.tmux import Tmux
 from zen.core.events import EventType as E
 from zen.core.model import JobStatus, Task
 from zen.core.results import Result
-from zen.errors import ZenError
+from zen.errors import RecoveryRefused
 from zen.orchestration.context import JobContext
 from zen.orchestration.job import control, spawn
 from zen.orchestration.read.query import resolve_job
@@ -33,10 +33,6 @@ from zen.store.home import Home
 from zen.store.jobs import JobStore
 
 OUTPUT_LINES = 40
-
-
-class RecoveryRefused(ZenError):
-    """Another recovery holds the lease, or there is nothing to recover."""
 
 
 def adopt_dir(home: Home) -> Path:

@@ -33,13 +33,13 @@ from zen.agents.wall import enabled as wall_enabled
 from zen.agents.wall import spawn_check as wall_check
 from zen.core.events import EventType as E
 from zen.core.model import Task
-from zen.errors import ZenError
+from zen.errors import LaneGone, SpawnError, ZenError
 from zen.guard.policy.levels import kill_switch_on
 from zen.observe import telemetry
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.job import handoff, preflight
-from zen.orchestration.lanes import Lane, LaneGone, resolve_lane
+from zen.orchestration.lanes import Lane, resolve_lane
 from zen.orchestration.remote.turns import executor_of
 from zen.store import faults
 from zen.store.atomic import atomic_write
@@ -50,10 +50,6 @@ from zen.store.layout import WORKTREE_PRIVATE, WORKTREE_TMP, Home, user_umask
 log = logging.getLogger(__name__)
 
 SETUP_TAIL = 2000
-
-
-class SpawnError(ZenError):
-    """A start failed: the job is recorded as failed with this sentence as the reason."""
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zen.adapters import git as g
-from zen.adapters.ray import RayError, RayJobs, RayUnreachable
+from zen.adapters.ray import RayJobs
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
 from zen.core.model import JobStatus
 from zen.core.remote import Executor, TurnSpec, base_ref, turn_ref
-from zen.errors import ZenError
+from zen.errors import ExecutorError, RayError, RayUnreachable, SpawnError, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.job import control, handoff, spawn
@@ -101,6 +101,8 @@ class RemoteTurns:
             return True
         try:
             return self.executor(Config.load(self.home), job_id).remote
+        except ExecutorError:
+            raise  # an executor that cannot be read fails the start: the job never runs here instead
         except ZenError:
             return False
 
@@ -266,7 +268,7 @@ def prepare(ctx: JobContext) -> Path:
         base_commit = g.add_worktree(lane.repo, worktree, branch, lane.base)
         turns.push_base(lane.repo, remote, ctx.job_id, base_commit)
     except ZenError as exc:
-        raise spawn.SpawnError(str(exc)) from None
+        raise SpawnError(str(exc)) from None
     ctx.append(E.WORKTREE_CREATED, path=str(worktree), branch=branch, base_commit=base_commit, base=lane.base,
                lane=lane.name)
     g.make_private_dir(worktree, WORKTREE_TMP)

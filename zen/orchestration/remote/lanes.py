@@ -10,9 +10,9 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from zen.adapters import git as g
-from zen.adapters.ray import RayError, RayJobs, normalise
-from zen.core.remote import LOCAL, RAY, ExecutorError, parse_executor
-from zen.errors import NotFound, ZenError
+from zen.adapters.ray import RayJobs, normalise
+from zen.core.remote import LOCAL, RAY, parse_executor
+from zen.errors import ExecutorError, NotFound, RayError, ZenError
 from zen.store.config import Config, edit_config, lane_path
 from zen.store.home import Home
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.adapters import git as g
-from zen.adapters.ray import AlreadySubmitted, RayJob, RayJobs, RayUnreachable
+from zen.adapters.ray import RayJob, RayJobs
 from zen.agents.headless import resumable
 from zen.coord.runner import release_ended
 from zen.core import schedule as core_schedule
@@ -52,7 +52,7 @@ from zen.core.remote import (
     submission_id,
     turn_ref,
 )
-from zen.errors import ZenError
+from zen.errors import AlreadySubmitted, RayUnreachable, RemoteError, ZenError
 from zen.store import events as ev_store
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
@@ -70,10 +70,6 @@ Events = list[dict[str, Any]]
 # harvest once after the exit (zen.orchestration.job.control.harvest_after_exit, handed in by the
 # callers: control itself dispatches here, so this module may not import it)
 Harvest = Callable[[Home, str], object]
-
-
-class RemoteError(ZenError):
-    """A remote turn cannot be started or followed: the sentence says why."""
 
 
 # -- what the timeline says -------------------------------------------------------------------

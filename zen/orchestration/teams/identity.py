@@ -21,9 +21,9 @@ from collections.abc import Mapping
 
 from zen.adapters import procs
 from zen.adapters.tmux import Tmux
-from zen.errors import ZenError
+from zen.errors import Refused, ZenError
 from zen.orchestration.job.spawn import session_name
-from zen.orchestration.teams.workers import Caller, Refused, caller_from_env
+from zen.orchestration.teams.workers import Caller, caller_from_env
 from zen.store import teamkey
 from zen.store.home import Home
 

@@ -40,7 +40,7 @@ from zen.core import teamtree
 from zen.core.events import EventType as E
 from zen.core.ids import iso, make_job_id, name_from_prompt, utcnow
 from zen.core.model import AgentKind, JobSnapshot, JobStatus, Task
-from zen.errors import InvalidTask, NotFound, ZenError
+from zen.errors import InvalidTask, KillSwitchEngaged, NotFound, Refused, RevisionMismatch, ZenError
 from zen.orchestration import breaker
 from zen.orchestration.read.query import pending_tasks, resolve_job
 from zen.orchestration.read.schedule import breaker_until
@@ -56,21 +56,6 @@ WORKER_AGENTS = (AgentKind.claude, AgentKind.codex, AgentKind.sim)
 ACTIVE_STATES = frozenset({JobStatus.queued, JobStatus.starting, JobStatus.working, JobStatus.waiting,
                            JobStatus.paused})
 CAP_RANGE = (1, 32)
-
-
-class Refused(ZenError):
-    """A team request the rules turn down (cap, depth, ownership, breaker, kill switch)."""
-
-
-class RevisionMismatch(ZenError):
-    """agent_control's compare-and-set failed: the job moved on; `current` is its revision now."""
-
-    def __init__(self, job: str, expected: int, current: int) -> None:
-        super().__init__(f"job {job} is at revision {current}, not {expected}: read its status and "
-                         "decide again")
-        self.job = job
-        self.expected = expected
-        self.current = current
 
 
 # -- identity ---------------------------------------------------------------------------------
@@ -302,7 +287,7 @@ def _accepted(home: Home, store: JobStore, task: Task, replayed: bool) -> dict[s
 def _guards(home: Home, cfg: Config) -> None:
     """The kill switch and the circuit breaker hold automatic work: an agent's spawn included."""
     if home.kill_file.exists():
-        raise Refused("the kill switch is engaged: no agent may start workers until a human releases it")
+        raise KillSwitchEngaged("the kill switch is engaged: no agent may start workers until a human releases it")
     until = breaker_until(home, cfg, time.time())
     if until is not None:
         raise Refused("the circuit breaker is open (too much automatic work recently): no workers until "
