@@ -105,7 +105,8 @@ def test_the_login_url_is_one_time_and_becomes_a_strict_cookie(served: Served) -
         cookie = r.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
         assert served.token not in cookie
-        again = c.get(url, follow_redirects=False)
+        with httpx.Client(timeout=10) as stranger:  # a browser without the session (this one has it now)
+            again = stranger.get(url, follow_redirects=False)
         assert again.status_code == 401 and "already used" in again.text
         jar = {"Cookie": cookie.split(";")[0]}
         page = c.get(f"{served.base}/agent", headers=jar)
@@ -122,7 +123,8 @@ def test_the_login_url_is_one_time_and_becomes_a_strict_cookie(served: Served) -
         r = c.put(f"{served.base}/api/v1/agent/guardrails", json={"changes": {}},
                   headers={**jar, "Origin": f"http://127.0.0.1:{served.port}"})
         assert r.status_code == 200, r.text
-        forged = c.get(f"{served.base}/agent?token=abc.{2**40}.deadbeef", follow_redirects=False)
+        with httpx.Client(timeout=10) as stranger:
+            forged = stranger.get(f"{served.base}/agent?token=abc.{2**40}.deadbeef", follow_redirects=False)
         assert forged.status_code == 401
     mode = (served.home / "control" / "api-token").stat().st_mode & 0o777
     assert mode == 0o600

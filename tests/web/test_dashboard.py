@@ -55,7 +55,7 @@ def page(browser: Any, served: Served) -> Any:
     """The browser logged in to the module's server with a one-time URL."""
     url = served.zen_ok("serve", "--url")
     browser.get(url)
-    wait_until(lambda: browser.current_url.endswith("/agent#sessions"), message="the redirect to the dashboard")
+    wait_until(lambda: browser.current_url.endswith("/agent"), message="the redirect to the dashboard")
     wait_until(lambda: "live" in text_of(browser, "#live"), message="the event stream to connect")
     return browser
 
@@ -120,7 +120,7 @@ def test_approving_in_the_guardrails_tab_lets_the_same_command_through_once(page
         tab(page, "guardrails")
         wait_until(lambda: exists(page, "#approvals tr[data-approval] button.approve"), message="the pending approval")
         row_text = text_of(page, "#approvals tr[data-approval]")
-        assert job in row_text and "rm junk.txt" in row_text
+        assert "needs-approval" in row_text and "rm junk.txt" in row_text
         shot(page, "guardrails")
         aid = attr(page, "#approvals tr[data-approval]", "data-approval")
         click(page, f'#approvals tr[data-approval="{aid}"] button.approve')

@@ -1,4 +1,4 @@
-"""One stream for the whole page (issue 35): /api/v1/agent/live carries every timeline event (as
+"""One stream for the whole page (issue 35): /api/v1/agent/stream carries every timeline event (as
 /events does, resumable by `Last-Event-ID`), the approval, kill switch and spool hints, and the
 screen of every live agent as `event: screen`, so the page holds one connection however many
 tiles it shows (a browser allows six per host; a stream per tile froze the page at five).
@@ -107,7 +107,7 @@ async def _live(c: ServerContext, start: int, reset: bool, with_screens: bool) -
             last_sent = time.monotonic()
 
 
-@router.get("/live", response_class=StreamingResponse, responses=_STREAM)
+@router.get("/stream", response_class=StreamingResponse, responses=_STREAM)
 def live(last_event_id: str | None = Header(None, max_length=300),
          since: str | None = Query(None, max_length=300,
                                    description="`start` for everything, or an event id to follow after"),

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import FileResponse
+from fastapi import Path as PathParam
+from fastapi.responses import FileResponse, RedirectResponse
 
 from zen import __version__
 from zen.orchestration.read.status import supervisor_status
@@ -23,9 +24,29 @@ router = APIRouter(prefix="/api/v1/agent", tags=["dashboard"], responses=ERRORS)
 page = APIRouter()
 
 
+TABS = "sessions|tasks|guardrails|metrics|grid"
+
+
 @page.get("/agent", include_in_schema=False)
 def index() -> FileResponse:
     return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+
+
+# the page's own addresses (issue 35): a tab, or one job; the page reads which from its URL, so
+# a link to a job opens it, and Back/Forward move between them
+@page.get("/agent/jobs/{job}", include_in_schema=False)
+def job_page(job: str = PathParam(max_length=200)) -> FileResponse:
+    return index()
+
+
+@page.get("/agent/{tab}", include_in_schema=False)
+def tab_page(tab: str = PathParam(pattern=f"^({TABS})$")) -> FileResponse:
+    return index()
+
+
+@page.get("/", include_in_schema=False)
+def root() -> RedirectResponse:
+    return RedirectResponse("/agent", status_code=303)
 
 
 @router.get("/status", response_model=Status)

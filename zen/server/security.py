@@ -74,8 +74,12 @@ class Gate:
         path = scope.get("path", "")
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         token = self.ctx.token
+        if path == "/" and method == "GET":
+            # the address a person types: the dashboard (which says itself when not logged in)
+            await _reply(send, 303, b"", b"text/plain", [(b"location", LOGIN_PATH.encode())])
+            return
         if path == LOGIN_PATH and method == "GET" and "token" in query:
-            await self._login(send, token, query)
+            await self._login(send, token, query, headers.get("cookie"))
             return
         by_bearer = auth.bearer_ok(headers.get("authorization"), token)
         # a stat of control/logins.json and a lookup: cheap enough for the event loop
@@ -105,8 +109,12 @@ class Gate:
             await send(message)
         return wrapped
 
-    async def _login(self, send: Send, token: str, query: dict[str, str]) -> None:
+    async def _login(self, send: Send, token: str, query: dict[str, str], cookie_header: str | None) -> None:
         session_id = await run_in_threadpool(self.ctx.logins.redeem, token, query["token"])
+        if session_id is None and self.ctx.logins.valid(token, cookie_header):
+            # a used link opened again in a browser that is logged in already: just the dashboard
+            await _reply(send, 303, b"", b"text/plain", [(b"location", LOGIN_PATH.encode())])
+            return
         if session_id is None:
             body = LOGGED_OUT.format(message="This login link was already used, has expired, or is not one "
                                      "of this server's.").encode()

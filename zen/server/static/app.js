@@ -36,9 +36,19 @@ async function api(method, path, body) {
   const text = await r.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (e) { data = { error: text }; }
-  if (!r.ok) throw new Error((data && data.error) || `${method} ${path}: ${r.status}`);
+  if (!r.ok) throw new Error(plain((data && data.error) || `The server answered ${r.status} to ${method} ${path}.`));
   return data;
 }
+
+// the server's sentences are the CLI's; on the page, say them as the page would
+const PLAIN = [
+  [/\s*\(zen status lists them\)/g, ""],
+  [/\s*\(give the task as text, or - to read it from stdin\)/g, ": write what the agent should do"],
+  [/\s*\(known lanes: ([^;)]*); add one with zen lane add\)/g, " (lanes here: $1)"],
+  [/run `?zen accept`?/g, "use Accept"],
+  [/\bzen (finish|cancel|pause|resume|land|harvest) \S+/g, "the $1 button"],
+];
+function plain(text) { return PLAIN.reduce((t, [re, to]) => t.replace(re, to), String(text)); }
 
 let toastTimer = null;
 function toast(text, isError) {
@@ -54,9 +64,11 @@ async function act(method, path, body, done) {
   catch (e) { toast(e.message, true); return null; }
 }
 
-function stateBadge(state, reason) {
-  return h("span", { class: `state s-${state}` }, h("span", { class: "dot" }), state + (reason ? ` (${reason})` : ""));
+function stateBadge(state, reason, s) {
+  const bad = s && typeof ZenNeeds !== "undefined" && ZenNeeds.bad(s);
+  return h("span", { class: `state s-${state}${bad ? " bad" : ""}` }, h("span", { class: "dot" }), state + (reason ? ` (${reason})` : ""));
 }
+function badges(s) { return typeof ZenNeeds !== "undefined" ? ZenNeeds.badges(s) : ""; }
 function ago(ts) {
   if (!ts) return "-";
   const s = Math.max(0, (Date.now() - Date.parse(ts)) / 1000);
@@ -76,15 +88,43 @@ function soon(key, fn, ms) {
   }, ms === undefined ? 60 : ms);
 }
 
-// -- tabs -----------------------------------------------------------------------------------------
-function showTab(name) {
+// -- tabs and addresses --------------------------------------------------------------------------
+// /agent (Sessions), /agent/<tab>, /agent/jobs/<id> (Sessions with that job open); Back and
+// Forward move between them. An old #tab address still works.
+const TABS = ["sessions", "tasks", "guardrails", "metrics", "grid"];
+function where() {
+  const m = location.pathname.match(/^\/agent\/jobs\/([^/]+)$/);
+  if (m) return { tab: "sessions", job: decodeURIComponent(m[1]) };
+  const t = location.pathname.match(/^\/agent\/([a-z]+)$/);
+  if (t && TABS.includes(t[1])) return { tab: t[1], job: null };
+  const hash = location.hash.slice(1);
+  return { tab: TABS.includes(hash) ? hash : "sessions", job: null };
+}
+function urlOf(to) {
+  if (to.job) return `/agent/jobs/${encodeURIComponent(to.job)}`;
+  return to.tab === "sessions" ? "/agent" : `/agent/${to.tab}`;
+}
+function route(to, push) {
+  const url = urlOf(to);
+  if (push && location.pathname + location.hash !== url) history.pushState(to, "", url);
+  else if (location.pathname !== url || location.hash) history.replaceState(to, "", url);
+  showTab(to.tab, true);
+  if (to.tab === "sessions") {
+    if (to.job) select(to.job, true); else unselect();
+  }
+}
+function showTab(name, routed) {
+  if (!routed) { route({ tab: name, job: name === "sessions" ? Z.selected : null }, true); return; }
   Z.tab = name;
-  document.querySelectorAll("#tabs button").forEach(b => b.classList.toggle("active", b.dataset.tab === name));
+  document.querySelectorAll("#tabs button").forEach(b => {
+    b.classList.toggle("active", b.dataset.tab === name);
+    b.setAttribute("aria-selected", String(b.dataset.tab === name));
+  });
   document.querySelectorAll("main .tab").forEach(s => { s.hidden = s.id !== `tab-${name}`; });
-  history.replaceState(null, "", `#${name}`);
-  if (name === "tasks") loadTasks();
-  if (name === "guardrails") loadGuardrails();
-  if (name === "metrics") loadMetrics();
+  const quiet = p => p.catch(e => toast(e.message, true));
+  if (name === "tasks") quiet(loadTasks());
+  if (name === "guardrails") quiet(loadGuardrails());
+  if (name === "metrics") quiet(loadMetrics());
   if (name === "grid" && (typeof ZenGrid !== "undefined")) ZenGrid.show();
 }
 
@@ -123,26 +163,58 @@ function renderSessions() {
   const rows = [...Z.sessions.values()].sort((a, b) => (b.created_at || "").localeCompare(a.created_at || ""));
   body.replaceChildren(...rows.map(s => h("tr", {
     class: s.job === Z.selected ? "selected" : "", dataset: { job: s.job },
-    onclick: () => select(s.job),
+    onclick: () => route({ tab: "sessions", job: s.job }, true),
   }, h("td", {}, h("b", {}, s.name || s.job), h("div", { class: "muted" }, s.job)),
-     h("td", {}, stateBadge(s.state, s.reason)), h("td", {}, s.agent || "-"), h("td", {}, s.lane || "-"),
+     h("td", {}, stateBadge(s.state, s.reason, s), " ", badges(s)), h("td", {}, s.agent || "-"), h("td", {}, s.lane || "-"),
      h("td", {}, s.turns), h("td", {}, ago(s.updated_at)))));
   $("#sessions-empty").hidden = rows.length > 0;
   Z.onSessions.forEach(fn => fn());
 }
 
 let detailScreen = null;
+function unselect() {
+  Z.selected = null;
+  if (detailScreen) { detailScreen.close(); detailScreen = null; }
+  $("#session-detail").hidden = true;
+  renderSessions();
+}
 async function select(job) {
   Z.selected = job;
   renderSessions();
   $("#session-detail").hidden = false;
+  $("#sd-missing").hidden = true;
   renderDetail();
-  const d = await api("GET", `/sessions/${encodeURIComponent(job)}?events=200`);
+  let d;
+  try { d = await api("GET", `/sessions/${encodeURIComponent(job)}?events=200`); }
+  catch (e) {
+    if (Z.selected !== job) return;
+    $("#sd-title").textContent = "";
+    $("#sd-missing").textContent = `There is no job "${job}" here. It may have been removed; pick one from the list.`;
+    $("#sd-missing").hidden = false;
+    return;
+  }
+  if (Z.selected !== job) return;
+  Z.sessions.set(job, d.session);
+  renderDetail();
   const list = $("#sd-events");
   list.replaceChildren(...d.events.map(eventItem));
   list.scrollTop = list.scrollHeight;
   if (detailScreen) detailScreen.close();
   detailScreen = watchScreen(job, $("#sd-term"));
+  if (window.matchMedia("(max-width: 700px)").matches) $("#session-detail").scrollIntoView();
+}
+// Send from a form: when keys were typed into the job's tile without Enter, they are still in
+// the agent's input line; clear that line first so they are not sent in front of this text
+async function sendInput(job, text, force) {
+  if (typeof ZenGrid !== "undefined" && ZenGrid.hasDraft(job)) {
+    // the line-clearing key is input too (the job reads as busy for a moment): a job that was
+    // waiting before it still gets this text
+    const waiting = (Z.sessions.get(job) || {}).state === "waiting";
+    if (!await act("POST", `/sessions/${encodeURIComponent(job)}/keys`, { items: [{ key: "C-u" }] })) return null;
+    ZenGrid.clearDraft(job);
+    force = force || waiting;
+  }
+  return act("POST", `/sessions/${encodeURIComponent(job)}/input`, { text, force }, `sent to ${(Z.sessions.get(job) || {}).name || job}`);
 }
 function eventItem(ev) {
   const skip = new Set(["v", "seq", "ts", "job", "type", "actor", "task"]);
@@ -152,7 +224,7 @@ function eventItem(ev) {
 function renderDetail() {
   const s = Z.sessions.get(Z.selected);
   if (!s) return;
-  $("#sd-title").replaceChildren(s.name || s.job, " ", stateBadge(s.state, s.reason));
+  $("#sd-title").replaceChildren(s.name || s.job, " ", stateBadge(s.state, s.reason, s), " ", badges(s));
   $("#sd-meta").replaceChildren(
     h("span", {}, `id ${s.job}`), h("span", {}, `agent ${s.agent}`), h("span", {}, `lane ${s.lane || "-"}`),
     h("span", {}, `turns ${s.turns}`), h("span", {}, `branch ${s.review_branch || s.branch || "-"}`),
@@ -164,9 +236,12 @@ function renderDetail() {
 }
 async function control(job, what) {
   if (what === "files") { ZenFiles.open(job); return; }
-  if (what === "cancel" && !confirm(`Cancel ${job}? The agent is stopped now and its work harvested.`)) return;
+  const name = (Z.sessions.get(job) || {}).name || job;
+  if (what === "cancel" && !confirm(`Kill ${name}? The agent is stopped now and its work so far harvested.`)) return;
+  if (what === "finish" && !confirm(`Finish ${name}? The agent is asked to stop and its work is harvested.`)) return;
   if (what === "land" && !confirm(`Land ${job}: merge its review branch into the lane's base branch?`)) return;
-  const r = await act("POST", `/sessions/${encodeURIComponent(job)}/${what}`, undefined, `${what}: done`);
+  const DONE = { pause: "paused", resume: "resumed", finish: "finishing", cancel: "killed", harvest: "harvested", land: "landed" };
+  const r = await act("POST", `/sessions/${encodeURIComponent(job)}/${what}`, undefined, `${name}: ${DONE[what] || what}`);
   if (r) refreshJob(job);
 }
 
@@ -202,7 +277,8 @@ async function loadTasks() {
     h("td", {}, t.agent), h("td", {}, t.lane || t.repo || "-"), h("td", {}, t.priority),
     h("td", {}, h("button", { type: "button", onclick: e => { e.stopPropagation(); dequeue(t.id); } }, "Cancel")))));
   $("#history tbody").replaceChildren(...rest.map(t => h("tr", { dataset: { task: t.id }, onclick: () => taskDetail(t.id) },
-    h("td", {}, h("b", {}, t.name), h("div", { class: "muted" }, t.id)), h("td", {}, stateBadge(t.state)),
+    h("td", {}, h("b", {}, t.name), h("div", { class: "muted" }, t.id)),
+    h("td", {}, stateBadge(t.state, null, Z.sessions.get(t.id)), " ", badges(Z.sessions.get(t.id))),
     h("td", {}, t.agent), h("td", {}, t.lane || t.repo || "-"), h("td", {}, ago(t.created_at)))));
 }
 async function dequeue(id) {
@@ -254,9 +330,10 @@ async function loadGuardrails() {
     card("kill switch", g.kill_switch ? "ENGAGED" : "off"));
   const rows = g.approvals;
   $("#approvals tbody").replaceChildren(...rows.map(a => h("tr", { dataset: { approval: a.id } },
-    h("td", {}, h("code", {}, a.id)), h("td", {}, a.job || "-"), h("td", {}, h("code", {}, a.command || a.file_path || "")),
+    h("td", {}, h("code", {}, a.id)), h("td", {}, a.job ? ((Z.sessions.get(a.job) || {}).name || a.job) : "-"), h("td", {}, h("code", {}, a.command || a.file_path || "")),
     h("td", {}, a.rule || "-"), h("td", {}, a.state),
-    h("td", {}, a.state === "pending" ? [
+    h("td", {}, a.state === "pending" && a.job && !LIVE.has((Z.sessions.get(a.job) || {}).state) ? h("span", { class: "muted" }, "job ended")
+      : a.state === "pending" ? [
       h("button", { type: "button", class: "approve", onclick: () => decide(a.id, "approve") }, "Approve"), " ",
       h("button", { type: "button", class: "deny", onclick: () => decide(a.id, "deny") }, "Deny")] : ""))));
   $("#approvals-empty").hidden = rows.length > 0;
@@ -273,7 +350,11 @@ async function loadGuardrails() {
     h("td", {}, d.domain), h("td", {}, d.level), h("td", {}, d.effective_level))));
 }
 async function decide(id, verdict) {
-  if (await act("POST", `/approvals/${encodeURIComponent(id)}/${verdict}`, undefined, `${verdict}d ${id}`)) loadGuardrails();
+  const said = verdict === "approve" ? "approved" : "denied";
+  if (await act("POST", `/approvals/${encodeURIComponent(id)}/${verdict}`, undefined, `${said}: ${id}`)) {
+    ZenNeeds.loadApprovals().catch(() => {});
+    if (Z.tab === "guardrails") loadGuardrails();
+  }
 }
 async function setSwitch(name, on) {
   if (await act("PUT", "/guardrails", { changes: { require_approval: { [name]: on } } }, "policy saved")) loadGuardrails();
@@ -359,7 +440,7 @@ function setLive(text, on) { const l = $("#live"); l.textContent = text; l.class
 // (re)connects, everything the page shows is read again before it says "live": whatever
 // happened while it was away (a job ended, the server restarted) is on the page by then.
 function connect() {
-  const es = new EventSource(`${API}/live`);
+  const es = new EventSource(`${API}/stream`);
   Z.source = es;
   Z.connected = false;
   es.onopen = async () => {
@@ -385,14 +466,17 @@ function connect() {
     if ((typeof ZenGrid !== "undefined")) ZenGrid.onEvent(ev);
   };
   es.addEventListener("screen", m => putScreen(JSON.parse(m.data)));
-  es.addEventListener("approvals", () => { if (Z.tab === "guardrails") soon("guardrails", loadGuardrails, 100); });
+  es.addEventListener("approvals", () => {
+    soon("approvals", ZenNeeds.loadApprovals, 50);
+    if (Z.tab === "guardrails") soon("guardrails", loadGuardrails, 100);
+  });
   es.addEventListener("killswitch", () => soon("kill", loadKill, 50));
   es.addEventListener("spool", () => { if (Z.tab === "tasks") soon("tasks", loadTasks, 100); });
   es.addEventListener("reset", () => soon("resync", resync, 0));
 }
 
 async function resync() {
-  await Promise.all([loadStatus(), loadSessions(), loadLanes()]);
+  await Promise.all([loadStatus(), loadSessions(), loadLanes(), ZenNeeds.loadApprovals()]);
   if (Z.selected) refreshJob(Z.selected);
   const reload = { tasks: loadTasks, guardrails: loadGuardrails, metrics: loadMetrics }[Z.tab];
   if (reload) await reload();
@@ -400,13 +484,14 @@ async function resync() {
 
 async function start() {
   document.querySelectorAll("#tabs button").forEach(b => b.addEventListener("click", () => showTab(b.dataset.tab)));
+  window.addEventListener("popstate", () => route(where(), false));
   document.querySelectorAll("#session-detail .controls button").forEach(b =>
     b.addEventListener("click", () => control(Z.selected, b.dataset.act)));
   $("#sd-input").addEventListener("submit", async e => {
     e.preventDefault();
     const text = $("#sd-text").value;
     if (!text.trim()) return;
-    if (await act("POST", `/sessions/${encodeURIComponent(Z.selected)}/input`, { text, force: $("#sd-force").checked }, "sent")) $("#sd-text").value = "";
+    if (await sendInput(Z.selected, text, $("#sd-force").checked)) $("#sd-text").value = "";
   });
   $("#new-task").addEventListener("submit", newTask);
   $("#policy-save").addEventListener("click", savePolicy);
@@ -427,8 +512,7 @@ async function start() {
   $("#editor-save").addEventListener("click", () => ZenFiles.save());
   connect();   // its first open loads the snapshot; events meanwhile are not missed
   setInterval(() => soon("status", loadStatus, 0), 10000);
-  const tab = location.hash.slice(1);
-  showTab(["sessions", "tasks", "guardrails", "metrics", "grid"].includes(tab) ? tab : "sessions");
+  route(where(), false);
 }
 
 document.addEventListener("DOMContentLoaded", () => start().catch(e => toast(e.message, true)));

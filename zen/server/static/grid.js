@@ -5,10 +5,13 @@
 
 const ZenGrid = (() => {
   const tiles = new Map();   // job -> {el, term, es}
+  const drafts = new Set();  // jobs whose agent holds keys typed without Enter yet
   let shown = false;
 
   function tileFor(s) {
-    const term = h("div", { class: "term", tabindex: "0", title: "click, then type: keys go to this agent" });
+    const term = h("div", { class: "term", tabindex: "0", role: "application",
+                            "aria-label": `terminal of ${s.name || s.job}: keys go to this agent; Ctrl+] leaves it`,
+                            title: "click, then type: keys go to this agent (Ctrl+] leaves the terminal)" });
     const el = h("div", { class: "tile", dataset: { job: s.job } },
       h("header", {}, h("span", { class: "status" }), h("span", { class: "name" }),
         h("button", { type: "button", class: "pause", title: "pause / resume", onclick: () => toggle(s.job) }, "Pause"),
@@ -28,9 +31,12 @@ const ZenGrid = (() => {
   }
 
   function onKey(job, t, e) {
+    if (e.ctrlKey && e.key === "]") { e.preventDefault(); t.term.blur(); t.el.querySelector("header button").focus(); return; }
     const item = ZenTerm.keyItem(e);
     if (!item) return;
     e.preventDefault();
+    if (item.text) drafts.add(job);
+    else if (["Enter", "C-c", "C-u"].includes(item.key)) drafts.delete(job);
     const last = t.queue[t.queue.length - 1];
     if (item.text && last && last.text) last.text += item.text; else t.queue.push(item);
     clearTimeout(t.timer);
@@ -57,7 +63,7 @@ const ZenGrid = (() => {
 
   function update(t, s) {
     const status = t.el.querySelector(".status");
-    status.replaceChildren(stateBadge(s.state, s.reason));
+    status.replaceChildren(stateBadge(s.state, s.reason, s));
     t.el.querySelector(".name").textContent = s.name || s.job;
     t.el.querySelector(".pause").textContent = s.state === "paused" ? "Resume" : "Pause";
   }
@@ -100,7 +106,7 @@ const ZenGrid = (() => {
     $("#lane-list").replaceChildren(...[...byLane.entries()].map(([lane, jobs]) => h("div", { class: "lane", dataset: { lane } },
       h("h3", {}, lane, " ", h("span", { class: "muted" }, `${jobs.filter(j => LIVE.has(j.state)).length} live`)),
       ...jobs.slice(-12).reverse().map(s => h("div", { class: "job", dataset: { job: s.job } },
-        stateBadge(s.state), h("span", { class: "name", title: s.job }, s.name || s.job),
+        stateBadge(s.state, null, s), h("span", { class: "name", title: `${s.name || s.job} (${s.state})` }, s.name || s.job),
         s.review_branch && !LIVE.has(s.state)
           ? h("button", { type: "button", class: "land", onclick: () => control(s.job, "land") }, "Land") : null,
         s.worktree ? h("button", { type: "button", class: "files", onclick: () => ZenFiles.open(s.job) }, "Files") : null)))));
@@ -124,5 +130,5 @@ const ZenGrid = (() => {
     Z.onSessions.push(() => { if (shown) soon("grid", sync, 30); });
   });
 
-  return { show, onEvent, tiles };
+  return { show, onEvent, tiles, hasDraft: job => drafts.has(job), clearDraft: job => drafts.delete(job) };
 })();
