@@ -20,10 +20,10 @@ the next pass tries again: the coordinator never takes the supervisor down.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
+from zen.adapters.worker import Worker
 from zen.coord import leases
 from zen.coord.changes import Scanner
 from zen.coord.settings import Settings
@@ -53,10 +53,8 @@ class Coordinator:
         self.quiet = quiet            # live jobs with nothing new since a monotonic time
         self._scanned = float("-inf")
         self.scanner = Scanner(home)
-        self._wake = threading.Condition()
         self._poked: set[str] = set()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._worker = Worker("zen-coord", self._pass, log)
         self._renewed = 0.0
         self._reconciled = time.monotonic()
 
@@ -69,15 +67,11 @@ class Coordinator:
 
     # -- the supervisor's calls --------------------------------------------------------------------
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="zen-coord", daemon=True)
-        self._thread.start()
+        self._worker.wait_first = self.settings().scan_interval_s
+        self._worker.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=timeout_s)
+        self._worker.stop(timeout_s)
 
     def reconcile(self) -> int:
         try:
@@ -91,28 +85,22 @@ class Coordinator:
         return len(gone)
 
     def poke(self, job_id: str | None = None) -> None:
-        with self._wake:
+        with self._worker.cond:
             self._poked.add(job_id or "")
-            self._wake.notify()
+        self._worker.poke()
 
     def job_ended(self, job_id: str, why: str = "job ended") -> int:
         self.scanner.forget(job_id)
         return release_ended(self.home, job_id, why)
 
     # -- the thread ---------------------------------------------------------------------------------
-    def _loop(self) -> None:
-        while True:
-            settings = self.settings()
-            with self._wake:
-                if not self._poked and not self._stopping:
-                    self._wake.wait(settings.scan_interval_s)
-                if self._stopping:
-                    return
-                poked, self._poked = self._poked, set()
-            try:
-                self.step(settings, "turn" if poked else "interval", poked)
-            except Exception:
-                log.exception("coordinator pass failed; trying again next time")
+    def _pass(self) -> float:
+        """One pass (after a turn poked it, or the scan interval passed); the wait until the next."""
+        settings = self.settings()
+        with self._worker.cond:
+            poked, self._poked = self._poked, set()
+        self.step(settings, "turn" if poked else "interval", poked)
+        return settings.scan_interval_s
 
     def step(self, settings: Settings, by: str, poked: set[str] | None = None) -> None:
         now = time.monotonic()

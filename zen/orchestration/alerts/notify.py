@@ -24,13 +24,13 @@ import logging
 import os
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from zen.adapters.watch import FileEvents
+from zen.adapters.worker import Worker
 from zen.core import states
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso, utcnow
@@ -243,9 +243,7 @@ class Notifier:
         self.home = home
         self._dirty: set[str] = set()
         self._all = True
-        self._wake = threading.Condition()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._worker = Worker("zen-notify", self._pass, log, finish=True)
         self._events = FileEvents(self._on_path, [(home.jobs, True)])
         self._watching = False
         self._timelines = Followers(lambda job: home.job_dir(job) / ev_store.EVENTS)
@@ -255,46 +253,39 @@ class Notifier:
         if not path.endswith("/" + ev_store.EVENTS):
             return
         job_id = os.path.basename(os.path.dirname(path))
-        with self._wake:
+        with self._worker.cond:
             self._dirty.add(job_id)
-            self._wake.notify()
+        self._worker.poke()
 
     def start(self) -> None:
         self._watching = self._events.start()
-        self._thread = threading.Thread(target=self._loop, name="zen-notify", daemon=True)
-        self._thread.start()
+        self._worker.start()
 
     def stop(self, timeout_s: float = COMMAND_TIMEOUT_S + 2) -> None:
         self._events.stop()
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=timeout_s)
+        self._worker.stop(timeout_s)
 
-    def _loop(self) -> None:
-        while True:
-            with self._wake:
-                if not (self._dirty or self._all or self._stopping or self._ripe()):
-                    timeout = None if self._watching else SWEEP_S
-                    if self._later:
-                        soonest = max(0.0, min(self._later.values()) - time.monotonic())
-                        timeout = soonest if timeout is None else min(timeout, soonest)
-                    self._wake.wait(timeout)
-                todo, self._dirty = self._dirty, set()
-                sweep, self._all = self._all or not self._watching, False
-                ripe = self._ripe()
-                if self._stopping and not todo and not sweep:
-                    return
-            for job_id in ripe:
-                self._later.pop(job_id, None)
-            if sweep:
-                todo |= set(self._candidates())
-            for job_id in sorted(todo | set(ripe)):
-                try:
-                    self._look(job_id, force=job_id in ripe)
-                except Exception:
-                    log.exception("could not check %s for notices", job_id)
+    def _pass(self) -> float | None:
+        """Look at the jobs whose timelines moved (every candidate on a sweep), and at those whose
+        settling notice is ripe; the wait until the next pass (None: until a timeline moves)."""
+        with self._worker.cond:
+            todo, self._dirty = self._dirty, set()
+            sweep, self._all = self._all or not self._watching, False
+        ripe = self._ripe()
+        for job_id in ripe:
+            self._later.pop(job_id, None)
+        if sweep:
+            todo |= set(self._candidates())
+        for job_id in sorted(todo | set(ripe)):
+            try:
+                self._look(job_id, force=job_id in ripe)
+            except Exception:
+                log.exception("could not check %s for notices", job_id)
+        timeout = None if self._watching else SWEEP_S
+        if self._later:
+            soonest = max(0.0, min(self._later.values()) - time.monotonic())
+            timeout = soonest if timeout is None else min(timeout, soonest)
+        return timeout
 
     def _ripe(self) -> list[str]:
         now = time.monotonic()

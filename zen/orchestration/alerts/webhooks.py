@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
 from typing import Any
 
 from zen.adapters.watch import FileEvents
+from zen.adapters.worker import Worker
 from zen.coord.outbox import Item, Outbox
 from zen.coord.settings import Settings
 from zen.coord.webhook import Deliverer
@@ -224,49 +224,31 @@ class Webhooks:
         self.home = home
         self.outbox = Outbox(home)
         self.deliverer = Deliverer(home)
-        self._wake = threading.Condition()
-        self._dirty = True
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._worker = Worker("zen-webhook-feed", self._pass, log)
         self._events = FileEvents(self._on_path, [(home.jobs, True), (home.logs, False)])
         self.feeder: Feeder | None = None
 
     def _on_path(self, path: str) -> None:
         if path.endswith(os.sep + ev_store.EVENTS) or path.endswith(os.sep + layout.CONTROL_LOG):
-            with self._wake:
-                self._dirty = True
-                self._wake.notify()
+            self._worker.poke()
 
     def start(self) -> None:
         self.feeder = Feeder(self.home, self.outbox)
         self.deliverer.still_due = self.feeder.still_due
         self._events.start()
-        self._thread = threading.Thread(target=self._loop, name="zen-webhook-feed", daemon=True)
-        self._thread.start()
+        self._worker.start()
         self.deliverer.start()
 
     def stop(self) -> None:
         self._events.stop()
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._worker.stop(timeout_s=10)
         self.deliverer.stop()
 
-    def _loop(self) -> None:
+    def _pass(self) -> float:
         assert self.feeder is not None
-        while True:
-            try:
-                if self.feeder.feed(Settings.load(self.home)):
-                    self.deliverer.poke()
-            except ZenError as exc:
-                log.warning("webhook feed skipped (%s); trying again", exc)
-            except Exception:
-                log.exception("webhook feed failed; trying again")
-            with self._wake:
-                if not self._dirty and not self._stopping:
-                    self._wake.wait(SWEEP_S)
-                if self._stopping:
-                    return
-                self._dirty = False
+        try:
+            if self.feeder.feed(Settings.load(self.home)):
+                self.deliverer.poke()
+        except ZenError as exc:
+            log.warning("webhook feed skipped (%s); trying again", exc)
+        return SWEEP_S
