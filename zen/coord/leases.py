@@ -34,6 +34,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from zen.core import jobstate
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.errors import AmbiguousLease, LeaseConflict, LeaseError, LeaseNotFound
@@ -50,7 +51,7 @@ except ImportError:  # a Python built without it: the same digest, through OpenS
 VERSION = 1
 EXCLUSIVE, SHARED = "exclusive", "shared"
 MODES = (EXCLUSIVE, SHARED)
-ENDED = frozenset({"exited", "harvested", "failed", "cancelled"})   # states whose leases are dead
+ENDED = frozenset(jobstate.ENDED)   # states whose leases are dead
 DEFAULT_TTL_S = 300.0
 _GLOB_CHARS = ("*", "?", "[")
 

@@ -37,7 +37,11 @@ class JobStatus(StrEnum):
         return self in (JobStatus.harvested, JobStatus.failed, JobStatus.cancelled)
 
 
-FINAL = frozenset({JobStatus.harvested.value, JobStatus.failed.value, JobStatus.cancelled.value})
+FINAL = frozenset(s.value for s in JobStatus if s.final)
+# the states' names in JobStatus's order, for readers of plain state.json / views: an agent may
+# run (LIVE), or it has stopped for good (ENDED: exited, or final)
+LIVE: tuple[str, ...] = tuple(s.value for s in JobStatus if s.live)
+ENDED: tuple[str, ...] = tuple(s.value for s in JobStatus if s is JobStatus.exited or s.final)
 
 # state.json's fields after "v" and "job", with the defaults of JobSnapshot, in its order
 SNAPSHOT_DEFAULTS: dict[str, Any] = {

@@ -12,9 +12,8 @@ from datetime import datetime
 
 from zen.core.durations import format_duration
 from zen.core.ids import parse_iso
+from zen.core.jobstate import ENDED, LIVE
 
-LIVE = ("starting", "working", "waiting", "paused")
-ENDED = ("exited", "harvested", "failed", "cancelled")
 # state views the `v` key cycles through (label, states it shows; None = needs you)
 VIEWS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("all", ()), ("needs you", None), ("live", LIVE), ("queued", ("pending", "queued")), ("ended", ENDED))
