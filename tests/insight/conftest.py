@@ -30,7 +30,7 @@ def run_fleet(home: Path, tmp: Path, fleet: dict[str, list[dict[str, object]]] =
     """Dispatch each scripted sim agent and wait until all are harvested; name -> job id."""
     jobs = {name: dispatch_sim(home, tmp, name, script) for name, script in fleet.items()}
     for job in jobs.values():
-        wait_state(home, job, "harvested", "failed", timeout=60)
+        wait_state(home, job, "harvested", "failed", timeout=150)
     return jobs
 
 

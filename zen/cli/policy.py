@@ -1,4 +1,5 @@
-"""zen policy simulate: a guardian policy tried on the fleet's recorded history before it goes live."""
+"""zen policy simulate: a guardian policy tried on the fleet's recorded history before it goes live;
+zen anomalies: what the fleet's agents did far from their own baselines (issue 38)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.core.durations import parse_duration
 from zen.errors import UsageError
+from zen.observe.anomalies import Finding
 from zen.orchestration.insight.replay import Simulation, simulate
+from zen.orchestration.insight.watch import scan
 
 policy = typer.Typer(help="The guardian's policy tried on history.", no_args_is_help=True)
 
@@ -65,5 +68,27 @@ def policy_simulate(
     return 1 if sim.changes else 0
 
 
+def _anomalies(found: list[Finding]) -> Iterator[render.Out]:
+    if not found:
+        yield "no anomalies"
+        return
+    yield render.Table(["job", "turn", "what", "value", "typical", "score", "evidence", "message"],
+                       [[f.job, str(f.turn), f.what, f"{f.value:g}", "-" if f.typical is None else f"{f.typical:.4g}",
+                         "-" if f.score is None else f"{f.score:.1f}",
+                         ",".join(map(str, f.evidence[:6])) + ("..." if len(f.evidence) > 6 else ""),
+                         render.clean(f.message)[:120]] for f in found])
+
+
+def anomalies(
+    since: str = typer.Option("24h", "--since", help="Turns that started this recently (e.g. 24h, 7d)."),
+    json_out: bool = JSON,
+) -> int:
+    """Turns far from their agent's and lane's baseline (median and MAD of the fleet's own
+    history) and known patterns: a tool loop, a deny burst, a cost spike, edit churn."""
+    render.emit(scan(common.home(), since_epoch(since)), json_out, _anomalies)
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(policy, name="policy")
+    app.command("anomalies")(anomalies)

@@ -92,6 +92,7 @@ class EventType(StrEnum):
     GUARD_ALLOWED = "guard.allowed"
     GUARD_DENIED = "guard.denied"
     GATE_CALLED = "gate.called"
+    ANOMALY_FLAGGED = "anomaly.flagged"     # issue 38: zen/observe/anomalies.py, insight/watch.py
     APPROVAL_REQUESTED = "approval.requested"
     APPROVAL_GRANTED = "approval.granted"
     APPROVAL_DENIED = "approval.denied"
@@ -298,6 +299,10 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.GUARD_ALLOWED, "the guardian allowed a command or file edit", *_GUARD),
     _spec(E.GUARD_DENIED, "the guardian denied a command or file edit", *_GUARD),
     _spec(E.GATE_CALLED, "a call through an integration gate", *_GATE),
+    _spec(E.ANOMALY_FLAGGED, "what the job does is far from its baseline, or a known pattern (a loop, ...)",
+          req("what", STR), req("key", STR), req("message", STR), opt("kind", STR), opt("value", NUM),
+          opt("typical", NUM, NONE), opt("score", NUM, NONE), opt("evidence", LIST), opt("turn", INT),
+          opt("action", STR)),
     _spec(E.APPROVAL_REQUESTED, "a call waits for a human's approval",
           req("id", STR), opt("rule", STR), opt("reason", STR), emitted=False),
     _spec(E.APPROVAL_GRANTED, "a human approved the call once", req("id", STR), opt("by", STR), emitted=False),

@@ -29,11 +29,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
 
-STARTS = frozenset({"agent.spawned", "turn.working", "input.sent"})
-ENDS = frozenset({"turn.waiting", "agent.exited", "job.cancelled", "job.failed"})
-GUARD = frozenset({"guard.allowed", "guard.denied"})
+STARTS = frozenset(str(t) for t in (E.AGENT_SPAWNED, E.TURN_WORKING, E.INPUT_SENT))
+ENDS = frozenset(str(t) for t in (E.TURN_WAITING, E.AGENT_EXITED, E.JOB_CANCELLED, E.JOB_FAILED))
+GUARD = frozenset(str(t) for t in (E.GUARD_ALLOWED, E.GUARD_DENIED))
+TASK, USAGE, DENIED = str(E.TASK_RECEIVED), str(E.USAGE), str(E.GUARD_DENIED)
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -154,22 +156,22 @@ def fold_turns(job: str, events: Iterable[Mapping[str, Any]], group: tuple[str, 
         etype = str(ev.get("type") or "")
         seq = int(ev["seq"]) if type(ev.get("seq")) is int else (turns[-1].start_seq if turns else 0)
         ts = str(ev.get("ts") or "")
-        if etype == "task.received" and group is None and isinstance(ev.get("task"), Mapping):
+        if etype == TASK and group is None and isinstance(ev.get("task"), Mapping):
             agent = str(ev["task"].get("agent") or "")
             lane = str(ev["task"].get("lane") or ev["task"].get("repo") or "")
-        if etype in STARTS or (cur is None and (etype in GUARD or etype == "usage")):
+        if etype in STARTS or (cur is None and (etype in GUARD or etype == USAGE)):
             if cur is None:
                 cur = Turn(job, len(turns) + 1, seq, ts, (agent, lane))
                 turns.append(cur)
         if cur is None:
             continue
         cur.last_ts = ts or cur.last_ts
-        if etype == "usage":
+        if etype == USAGE:
             cur.cost_usd += _num(ev.get("cost_usd"))
             cur.tokens += sum(_num(ev.get(k)) for k in TOKEN_FIELDS)
         elif etype in GUARD:
             cur.calls.append((seq, _call_key(ev)))
-            if etype == "guard.denied":
+            if etype == DENIED:
                 cur.denials.append((seq, ts))
             elif ev.get("tool") in FILE_TOOLS and ev.get("file_path"):
                 cur.edits.append((seq, str(ev["file_path"])))
