@@ -463,20 +463,19 @@ def _message_tests(tree: ast.AST) -> list[int]:
     names = {"exc", "e", "err", "error"} | {h.name for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and h.name}
     texts = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _reads_the_message(n.value, names)
                       for t in n.targets if isinstance(t, ast.Name))
-    lines = []
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Compare) and _reads_the_message(n, names, texts):
-            lines.append(n.lineno)
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            if n.func.attr in ("startswith", "endswith", "find", "index", "count", "__contains__") \
-                    and _reads_the_message(n.func.value, names, texts):
-                lines.append(n.lineno)
-            elif n.func.attr in ("match", "search", "fullmatch", "findall") \
-                    and any(_reads_the_message(a, names, texts) for a in n.args):
-                lines.append(n.lineno)
-        elif isinstance(n, ast.Match) and _reads_the_message(n.subject, names, texts):
-            lines.append(n.lineno)
-    return lines
+    def tests_text(n: ast.AST) -> bool:
+        if isinstance(n, ast.Compare):
+            return _reads_the_message(n, names, texts)
+        if isinstance(n, ast.Match):
+            return _reads_the_message(n.subject, names, texts)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr in ("startswith", "endswith", "find", "index", "count", "__contains__"):
+                return _reads_the_message(n.func.value, names, texts)
+            if n.func.attr in ("match", "search", "fullmatch", "findall"):
+                return any(_reads_the_message(a, names, texts) for a in n.args)
+        return False
+
+    return [n.lineno for n in ast.walk(tree) if tests_text(n)]
 
 
 def test_no_door_picks_a_status_or_an_exit_code_by_an_errors_message() -> None:

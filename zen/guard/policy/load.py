@@ -40,6 +40,7 @@ import os
 import re
 from typing import Any
 
+from zen.errors import PolicyError
 from zen.guard.policy import defaults
 from zen.guard.policy.effective import APPROVAL_SWITCHES as APPROVAL_SWITCHES  # noqa: PLC0414
 from zen.guard.policy.effective import Policy as Policy  # noqa: PLC0414 (load_policy's)
@@ -59,10 +60,6 @@ _MATCH_KEYS = {"command", "subcommand", "args", "flags", "path", "text", "tool",
 _INTEGRATION_KEYS = {"base_url", "methods", "credential", "auth", "hosts", "category",
                      "description"}
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-
-
-class PolicyError(Exception):
-    """A policy source is broken; the message names the file and the problem."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from zen.core.events import EventType as E
 from zen.core.events import timestamp
 from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
 from zen.core.turns import WAITING
-from zen.errors import ZenError
+from zen.errors import AlreadyRunning, ZenError
 from zen.guard.resident.handle import Resident
 from zen.observe import receiver
 from zen.observe import snapshot as metrics
@@ -59,7 +59,6 @@ from zen.observe.limits import Limits
 from zen.orchestration.alerts.notify import Notifier
 from zen.orchestration.alerts.webhooks import Webhooks
 from zen.orchestration.context import JobContext
-from zen.orchestration.insight.watch import AnomalyWatch
 from zen.orchestration.intake.intake import Intake
 from zen.orchestration.job import control, spawn
 from zen.orchestration.job.spawn import Launched
@@ -84,10 +83,6 @@ RETRY_CAP_S = 30.0           # ... doubling the wait up to this
 SWEEP_S = 5.0                # with file events: how often every live job is looked at all the same
 # the files of a job directory whose change is worth a look at the job
 _WAKING = frozenset({EVENTS, PANE_LOG, EXIT_FILE})
-
-
-class AlreadyRunning(ZenError):
-    pass
 
 
 def take_lock(home: Home) -> int:
@@ -165,7 +160,6 @@ class Supervisor:
         self.guard = Resident(str(home.root))
         self.otlp: receiver.Receiver | None = None
         self.limits = Limits(home)          # policy/guardian.yaml limits, from the observatory's counts
-        self.anomalies = AnomalyWatch(home)   # issue 38: each live job's last turn against the fleet's baselines
 
     def _requeue(self, job_id: str) -> None:
         self.starter.queued.add(job_id)
@@ -418,10 +412,6 @@ class Supervisor:
             return
         if got is not None:
             log.info("job %s: %s; stopping the agent", job_id, got.reason)
-        try:
-            self.anomalies.observe(job_id, new)
-        except Exception as exc:    # a fault in the anomaly watch must never stop the supervisor
-            log.warning("job %s: cannot check it for anomalies: %s", job_id, exc)
 
     def _turn_ended(self, job_id: str) -> None:
         self.coord.poke(job_id)          # compare its changes now
