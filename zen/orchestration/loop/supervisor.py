@@ -59,6 +59,7 @@ from zen.observe.limits import Limits
 from zen.orchestration.alerts.notify import Notifier
 from zen.orchestration.alerts.webhooks import Webhooks
 from zen.orchestration.context import JobContext
+from zen.orchestration.insight.watch import AnomalyWatch
 from zen.orchestration.intake.intake import Intake
 from zen.orchestration.job import control, spawn
 from zen.orchestration.job.spawn import Launched
@@ -160,6 +161,7 @@ class Supervisor:
         self.guard = Resident(str(home.root))
         self.otlp: receiver.Receiver | None = None
         self.limits = Limits(home)          # policy/guardian.yaml limits, from the observatory's counts
+        self.anomalies = AnomalyWatch(home)   # issue 38: each live job's last turn against the fleet's baselines
 
     def _requeue(self, job_id: str) -> None:
         self.starter.queued.add(job_id)
@@ -412,6 +414,10 @@ class Supervisor:
             return
         if got is not None:
             log.info("job %s: %s; stopping the agent", job_id, got.reason)
+        try:
+            self.anomalies.observe(job_id, new)
+        except Exception as exc:    # a fault in the anomaly watch must never stop the supervisor
+            log.warning("job %s: cannot check it for anomalies: %s", job_id, exc)
 
     def _turn_ended(self, job_id: str) -> None:
         self.coord.poke(job_id)          # compare its changes now
