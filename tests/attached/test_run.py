@@ -231,3 +231,25 @@ def test_a_session_whose_zen_run_was_killed_is_settled_by_the_next_zen_run(
     ended = [e for e in timeline(fake_home, job) if e["type"] == "agent.exited"]
     assert len(ended) == 1 and ended[0]["exit_code"] is None and "zen run" in ended[0]["why"]
     assert zen_json("show", job)["state"]["state"] == "exited"
+
+
+def test_aider_starts_as_its_lane_allows_unguarded_agents(home: Path, lane: Path, tmp_path: Path) -> None:
+    from tests.attached.conftest import set_agent_command
+
+    show = tmp_path / "show-argv"
+    show.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    show.chmod(0o755)
+    set_agent_command(home, "aider", str(show))
+    assert zen("lane", "remove", "app").returncode == 0
+    assert zen("lane", "add", "app", str(lane), "--unguarded", "refuse").returncode == 0
+    r = zen_run("aider", "--model", "m", cwd=lane)
+    assert r.returncode == 1 and "refuses such agents" in r.stderr and "Traceback" not in r.stderr
+    assert not [p for p in (home / "jobs").iterdir() if not p.name.startswith(".")]   # no record left
+    assert zen("lane", "remove", "app").returncode == 0
+    assert zen("lane", "add", "app", str(lane), "--unguarded", "accept").returncode == 0
+    r = zen_run("aider", "--model", "m", "--yes", cwd=lane)
+    assert r.returncode == 0, r.stderr
+    argv = r.stdout.splitlines()
+    assert argv[-3:] == ["--model", "m", "--yes"] and "--no-suggest-shell-commands" in argv
+    assert any("hook aider-notify" in a for a in argv)
+    assert "unguarded" in r.stderr and "accepts that" in r.stderr

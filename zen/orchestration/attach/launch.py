@@ -12,7 +12,8 @@ The agent's own arguments pass through unchanged, after what zen adds:
 - gemini: its own home for the session with zen's hooks in its settings ($GEMINI_CLI_HOME, as for
   a dispatched job; the user's ~/.gemini is linked into it);
 - aider: no pre-execution hook; started as the lane allows such agents (zen.agents.unguarded):
-  inside zen's sandbox, as it is (`unguarded: accept`), or refused.
+  inside zen's sandbox, as it is (`unguarded: accept`), or refused; its notifications command is
+  zen's turn hook and its shell commands are off unless the lane allows them, as when dispatched.
 
 A wall that cannot stand here (Claude Code's sandbox without bubblewrap or socat) refuses the start
 in one sentence, as the preflight of a dispatched job does.
@@ -26,11 +27,12 @@ from pathlib import Path
 
 from zen.adapters.sandbox import run_dir_for
 from zen.agents import get_adapter
+from zen.agents.aider import shell_allowed
 from zen.agents.base import LaunchContext
 from zen.agents.codex import hook_overrides, permissions
-from zen.agents.common import agent_command, settings_env, zen_argv
-from zen.agents.unguarded import is_guarded, sandbox_argv
+from zen.agents.common import agent_command, settings_env, zen_argv, zen_command
 from zen.agents.unguarded import mode as unguarded_mode
+from zen.agents.unguarded import sandbox_argv
 from zen.agents.unguarded import spawn_check as unguarded_check
 from zen.agents.wall import enabled as wall_enabled
 from zen.agents.wall import spawn_check as wall_check
@@ -104,7 +106,10 @@ def _gemini(ctx: LaunchContext, args: list[str]) -> tuple[list[str], dict[str, s
 
 
 def _aider(ctx: LaunchContext, args: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str], dict[Path, str]]:
-    argv = [*agent_command(ctx, "aider"), *args]
+    # as for a dispatched aider: its turns told to zen, its shell commands off unless the lane allows them
+    argv = [*agent_command(ctx, "aider"), "--notifications", "--notifications-command",
+            zen_command(ctx, "hook", "aider-notify", "--agent", "aider"),
+            "--suggest-shell-commands" if shell_allowed(ctx) else "--no-suggest-shell-commands", *args]
     if unguarded_mode(ctx.lane) == "sandbox":
         argv = sandbox_argv(argv, worktree=ctx.worktree, zen_home=ctx.home, handoff=ctx.handoff,
                             git_dir=None, agent="aider", lane=ctx.lane, env=env,
@@ -118,13 +123,14 @@ def check(agent: str, where: Place) -> list[str]:
     if agent not in AGENTS:
         raise UsageError(f"zen run starts {', '.join(AGENTS)}, not {agent!r}")
     notes = []
-    for found in (wall_check(agent, where.lane, where.spec), unguarded_check(agent, where.lane, where.spec)):
+    for found, tell_pass in ((wall_check(agent, where.lane, where.spec), False),
+                             (unguarded_check(agent, where.lane, where.spec), True)):
         if found is None:
             continue
         status, sentence = found
         if status == "FAIL":
             raise SpawnError(sentence)
-        if status == "WARN":
+        if status == "WARN" or tell_pass:   # an unguarded agent is told how it runs, either way
             notes.append(sentence)
     return notes
 
@@ -144,8 +150,6 @@ def launch(home: Home, cfg: Config, job_id: str, where: Place, agent: str, args:
     else:
         argv, extra, files = _aider(ctx, args, env)
     env.update(extra)
-    if not is_guarded(agent):
-        notes.append(f"{agent} has no pre-execution hook: zen's guardian does not see what it runs")
     if ctx.level == "observe":
         notes.append("the kill switch is engaged: the guardian allows reads only")
     return Launch(argv, env, files, notes)
