@@ -1,4 +1,4 @@
-"""The dashboard's Metrics tab and `zen metrics` are one fold (issue 34): on a recorded fleet
+"""The dashboard's Metrics tab, `zen metrics` and `zen status` are one fold (issue 34): on a recorded fleet
 (sim jobs run by a real supervisor to the end, their timelines written by the real code), the
 figures the tab reads over HTTP are those of `zen metrics --json`, in total and per job.
 
@@ -64,6 +64,13 @@ def test_the_metrics_tab_shows_what_zen_metrics_says(served: Served) -> None:
         one = _cli(served, job)
         _same(served.get(f"/api/v1/agent/sessions/{job}/metrics").json(), one)
         _same(rows[job], one)
+
+    # zen status's usage line is the same fold's headline of the fleet
+    status = json.loads(served.zen_ok("status", "--json"))
+    tokens = sum(cli[k] for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                  "cache_creation_input_tokens"))
+    assert status["usage"] == {"tokens": tokens, "cost_usd": cli["cost_usd"], "api_calls": cli["api_calls"],
+                               "api_errors": cli["api_errors"]}
 
     # the figures are what the jobs did, not two equal wrongs: a shell command's writes count
     # (the redirection and sed -i), a denied call is no tool call that ran, and the fleet's

@@ -332,3 +332,13 @@ def headline(usage: Mapping[str, float]) -> dict[str, Any]:
     out["api_errors"] = int((usage.get("otel_api_errors") if otel_on else usage.get(ERRORS)) or 0)
     out["cost_usd"] = round(out["cost_usd"], 6)
     return out
+
+
+def headline_total(usages: Iterable[Mapping[str, float]]) -> dict[str, Any]:
+    """The headlines of many jobs added up (zen status's usage line, from state.json's sums)."""
+    total: dict[str, Any] = {"tokens": 0, "cost_usd": 0.0, "api_calls": 0, "api_errors": 0}
+    for usage in usages:
+        for k, v in headline(usage or {}).items():
+            total[k] += v
+    total["cost_usd"] = round(total["cost_usd"], 6)
+    return total

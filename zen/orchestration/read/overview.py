@@ -20,7 +20,7 @@ from zen.core.refs import resolve
 from zen.core.taskcheck import quick, read_text
 from zen.errors import NotFound
 from zen.observe import snapshot as metrics_snapshot
-from zen.observe.metrics import figures, headline
+from zen.observe.metrics import figures, headline_total
 from zen.orchestration import breaker as breaker_kinds
 from zen.orchestration.read.status import supervisor_status
 from zen.store import events as ev_store
@@ -69,12 +69,7 @@ def _modelled(path: Path) -> dict[str, Any] | None:
 
 def usage_of(jobs: list[dict[str, Any]]) -> dict[str, Any]:
     """Tokens, cost, API calls and errors of every job together (from state.json's sums)."""
-    total: dict[str, Any] = {"tokens": 0, "cost_usd": 0.0, "api_calls": 0, "api_errors": 0}
-    for j in jobs:
-        for k, v in headline(j.get("usage") or {}).items():
-            total[k] += v
-    total["cost_usd"] = round(total["cost_usd"], 6)
-    return total
+    return headline_total(j.get("usage") or {} for j in jobs)
 
 
 def quarantine_json(entries: list[tuple[str, str]]) -> list[dict[str, str]]:

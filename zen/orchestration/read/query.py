@@ -17,7 +17,7 @@ from zen.core.events import EventType, timestamp
 from zen.core.model import JobSnapshot, Task
 from zen.core.refs import resolve
 from zen.observe import snapshot as metrics_snapshot
-from zen.observe.metrics import JobFold, figures, headline
+from zen.observe.metrics import JobFold, figures, headline_total
 from zen.orchestration.read.schedule import breaker_status
 from zen.orchestration.read.status import supervisor_status
 from zen.store import snapshots, spool
@@ -122,12 +122,7 @@ class Status:
 
     def usage(self) -> dict[str, Any]:
         """Tokens, cost, API calls and errors of every job together (from state.json's sums)."""
-        total: dict[str, Any] = {"tokens": 0, "cost_usd": 0.0, "api_calls": 0, "api_errors": 0}
-        for j in self.jobs:
-            for k, v in headline(j.usage).items():
-                total[k] += v
-        total["cost_usd"] = round(total["cost_usd"], 6)
-        return total
+        return headline_total(j.usage for j in self.jobs)
 
 
 def status(home: Home) -> Status:
