@@ -44,14 +44,15 @@ def run(home: Home, agent: str, args: list[str], *, lane: str | None = None, nam
         for path, content in spec.files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, content, durable=False)
-    except ZenError as exc:
-        record.failed(home, job_id, str(exc))
+        before = record.Tree.of(where.root)
+    except BaseException as exc:   # Ctrl-C too: no job is left queued for ever
+        record.failed(home, job_id, str(exc) if isinstance(exc, ZenError) else
+                      f"zen run stopped before the agent started ({type(exc).__name__})")
         raise
     for note in spec.notes:
         tell(note)
     tell(f"attached job {job_id} ({f'lane {where.lane}' if where.lane else where.root}); "
          f"zen show {job_id} follows it")
-    before = record.Tree.of(where.root)
     record.started(home, job_id, spec.argv, where.cwd)
     try:
         code, sig = _foreground(spec.argv, spec.env, where.cwd, home, job_id)
@@ -60,8 +61,11 @@ def run(home: Home, agent: str, args: list[str], *, lane: str | None = None, nam
         record.finish(home, job_id, None, None, [], why=why)
         record.failed(home, job_id, why)
         raise ZenError(why) from None
-    after = record.Tree.of(where.root)
-    record.finish(home, job_id, code, sig, record.changed(where.root, before, after))
+    paths: list[str] = []
+    try:
+        paths = record.changed(where.root, before, record.Tree.of(where.root))
+    finally:   # the end is recorded whatever happens to the look at the checkout
+        record.finish(home, job_id, code, sig, paths)
     return code if code is not None else 128 + (sig or 0)
 
 
