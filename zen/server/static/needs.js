@@ -40,7 +40,7 @@ const ZenNeeds = (() => {
   function items() {
     const out = [];
     for (const s of Z.sessions.values()) {
-      if (s.state === "waiting") out.push({ key: `w:${s.job}:${s.seq}`, job: s.job, kind: "input",
+      if (s.state === "waiting") out.push({ key: `w:${s.job}`, job: s.job, kind: "input",
                                             why: s.reason ? `waiting (${s.reason})` : "waiting for you" });
     }
     for (const a of approvals) {
