@@ -461,11 +461,16 @@ def _message_tests(tree: ast.AST) -> list[int]:
     """Lines where an error's message is compared, searched (`in`, startswith, re) or matched:
     the way to pick a status or an exit code by text, not by class."""
     names = {"exc", "e", "err", "error"} | {h.name for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and h.name}
-    texts = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _reads_the_message(n.value, names)
-                      for t in n.targets if isinstance(t, ast.Name))
+    def text_of(value: ast.expr) -> bool:   # str(exc), or str(exc).lower() and the like: the text itself
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+        return not isinstance(value, ast.Call) or (isinstance(value.func, ast.Name) and value.func.id == "str")
+
+    texts = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and text_of(n.value)
+                      and _reads_the_message(n.value, names) for t in n.targets if isinstance(t, ast.Name))
     def tests_text(n: ast.AST) -> bool:
-        if isinstance(n, ast.Compare):
-            return _reads_the_message(n, names, texts)
+        if isinstance(n, ast.Compare):   # `text is None` asks whether there is one, not what it says
+            return not all(isinstance(op, ast.Is | ast.IsNot) for op in n.ops) and _reads_the_message(n, names, texts)
         if isinstance(n, ast.Match):
             return _reads_the_message(n.subject, names, texts)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
