@@ -6,7 +6,6 @@ supervisor and the commands that act on a job publish state.json.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from zen.observe import snapshot as metrics_snapshot
 from zen.observe.metrics import JobFold, figures, headline_total
 from zen.orchestration.read.schedule import breaker_status
 from zen.orchestration.read.status import supervisor_status
-from zen.store import snapshots, spool
+from zen.store import readers, snapshots, spool
 from zen.store.follow import Follower
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
@@ -43,11 +42,8 @@ def pending_tasks(home: Home) -> list[Task]:
 
 def _state_name(home: Home, job_id: str) -> tuple[str, str]:
     """(name, state) from state.json without validating the whole snapshot (fast path)."""
-    try:
-        raw = json.loads(home.job(job_id).state.read_text())
-        return str(raw.get("name") or ""), str(raw.get("state") or "")
-    except (OSError, ValueError):
-        return "", ""
+    raw = readers.read_state(str(home.root), job_id) or {}
+    return str(raw.get("name") or ""), str(raw.get("state") or "")
 
 
 def job_names(home: Home, *, include_pending: bool = False) -> dict[str, str]:
