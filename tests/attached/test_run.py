@@ -8,7 +8,10 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.attached.conftest import calls, only_job, timeline, zen_run
 from tests.helpers import ZEN, git, make_repo, wait_until, zen, zen_json
@@ -253,3 +256,32 @@ def test_aider_starts_as_its_lane_allows_unguarded_agents(home: Path, lane: Path
     assert argv[-3:] == ["--model", "m", "--yes"] and "--no-suggest-shell-commands" in argv
     assert any("hook aider-notify" in a for a in argv)
     assert "unguarded" in r.stderr and "accepts that" in r.stderr
+
+
+@pytest.mark.parametrize("how", ["cancel", "finish"])
+def test_zen_cancel_and_finish_stop_an_attached_agent(fake_home: Path, git_repo: Path, tmp_path: Path,
+                                                      how: str) -> None:
+    never = tmp_path / "never"
+    session = subprocess.Popen(
+        [*ZEN, "run", "claude"], cwd=git_repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, env={**os.environ, "FAKE_CLAUDE_SCRIPT": json.dumps([
+            {"tool": "Bash", "command": f"while [ ! -e {never} ]; do sleep 0.1; done"}])})
+    try:
+        job = wait_until(lambda: next((j["job"] for j in zen_json("status")["jobs"]), None), timeout=60,
+                         message="the attached job")
+        wait_until(lambda: any(e["type"] == "guard.allowed" for e in timeline(fake_home, job)), timeout=60,
+                   message="the session at work")
+        started = time.monotonic()
+        r = zen(how, job)
+        assert r.returncode == 0, r.stderr
+        code = session.wait(timeout=30)       # the agent stopped: no need to wait for it to finish
+        took = time.monotonic() - started
+    finally:
+        never.touch()
+        if session.poll() is None:
+            session.kill()
+    assert code != 0
+    types = [e["type"] for e in timeline(fake_home, job)]
+    assert types.count("agent.exited") == 1, types
+    assert zen_json("show", job)["state"]["state"] == ("cancelled" if how == "cancel" else "exited")
+    assert took < 20, took

@@ -4,7 +4,8 @@ attached job, until it exits; then the job ends with its exit code.
 The agent is this process's child, in the terminal's foreground like any command a shell runs:
 Ctrl-C reaches it (this process lets it pass and waits for the agent to decide), a hangup or TERM
 sent to `zen run` is passed on to it. Meanwhile state.json is kept up to date (the hooks append to
-the timeline) and the job's leases renewed, as the supervisor does for a dispatched job.
+the timeline) and the job's leases renewed, as the supervisor does for a dispatched job; and an
+end someone else records (zen cancel, zen finish, the kill switch's --stop-agents) stops the agent.
 """
 
 from __future__ import annotations
@@ -13,20 +14,46 @@ import contextlib
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
 from zen.coord import leases
+from zen.core.events import EventType as E
 from zen.errors import ZenError
 from zen.orchestration.attach import record
 from zen.orchestration.attach.launch import check, launch
+from zen.store import events as ev_store
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
 from zen.store.layout import Home
 
-REFRESH_S = 2.0          # how often state.json is brought up to date while the agent runs
-RENEW_EVERY = 15         # refreshes between lease renewals (30 s; a lease lives 300 s)
+REFRESH_S = 1.0          # how often state.json is brought up to date while the agent runs
+RENEW_EVERY = 30         # refreshes between lease renewals (30 s; a lease lives 300 s)
+GRACE_S = 10.0           # after a TERM, before the KILL
+# someone else ended the job: zen cancel, zen finish, the kill switch's --stop-agents, a limit
+STOPS = frozenset({E.JOB_CANCELLED, E.FINISH_REQUESTED, E.AGENT_EXITED, E.JOB_FAILED, E.JOB_TIMEOUT})
+
+
+class _Stop:
+    """Follows the job's timeline while the agent runs: an end recorded by someone else (a human's
+    zen cancel or zen finish, the kill switch) stops the agent, TERM then KILL after a grace."""
+
+    def __init__(self, path: Path) -> None:
+        _, self.offset = ev_store.read_from(path, 0)
+        self.path = path
+        self.asked_at: float | None = None
+
+    def step(self, proc: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(OSError):
+            if self.asked_at is None:
+                new, self.offset = ev_store.read_from(self.path, self.offset)
+                if any(e.get("type") in STOPS for e in new):
+                    self.asked_at = time.monotonic()
+                    proc.terminate()
+            elif time.monotonic() - self.asked_at > GRACE_S:
+                proc.kill()
 
 
 def run(home: Home, agent: str, args: list[str], *, lane: str | None = None, name: str | None = None,
@@ -84,6 +111,7 @@ def _foreground(argv: list[str], env: dict[str, str], cwd: Path, home: Home, job
     # handlers, not SIG_IGN: the agent already runs, and an exec resets handlers anyway
     old = {s: signal.signal(s, h) for s, h in ((signal.SIGINT, let_pass), (signal.SIGQUIT, let_pass),
                                                 (signal.SIGTERM, forward), (signal.SIGHUP, forward))}
+    stop = _Stop(home.job(job_id).events)
     try:
         ticks = 0
         while True:
@@ -96,6 +124,7 @@ def _foreground(argv: list[str], env: dict[str, str], cwd: Path, home: Home, job
                 if ticks % RENEW_EVERY == 0:
                     with contextlib.suppress(OSError, ZenError):
                         leases.renew_job(str(home.root), job_id)
+                stop.step(proc)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
