@@ -11,7 +11,8 @@ Every class says what kind of failure it is, once, as class attributes that the 
 - `exit_code`: what the CLI exits with (DESIGN section 9): ZenError -> 1, UsageError -> 2,
   GuardDenied -> 4; anything else is a bug -> 3 with a traceback in a log file.
 
-A class a subclass does not override inherits its parent's status and exit code, never its kind.
+A subclass inherits its parent's status and exit code unless it sets its own; it always sets
+its own kind (tests/test_architecture.py holds the kinds unique).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import errno
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs the thin guard hook (zen/guard/resident/client.py) its start-up
+if TYPE_CHECKING:  # every lean start (the guard hook, the fast CLI) loads this module: stdlib alone
     from typing import Any
 
 
