@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -50,15 +51,17 @@ def _would_land(p: landing.LandPlan) -> Iterator[render.Out]:
 def land(
     job: str = JOB,
     dry_run: bool = typer.Option(False, "--dry-run", help="Only check that it would land cleanly."),
+    force: bool = typer.Option(False, "--force", help="Land even though a lane check failed (recorded)."),
     json_out: bool = JSON,
 ) -> int:
-    """Merge the job's review branch into its lane's base branch: only when it merges cleanly,
-    never into a checked-out branch, without touching any working tree. Humans only."""
+    """Merge the job's review branch into its lane's base branch: only when it merges cleanly and
+    the lane's checks passed on the merge with the base as it is now (run again when the base
+    moved), never into a checked-out branch, without touching any working tree. Humans only."""
     _human_only("zen land")
     if dry_run:
         render.emit(landing.plan(common.home(), job), json_out, _would_land)
         return 0
-    render.emit(landing.land(common.home(), job), json_out, _landed)
+    render.emit(landing.land(common.home(), job, force=force), json_out, _landed)
     return 0
 
 
@@ -73,11 +76,18 @@ def serve(
                                     help="Seconds between keepalive comments on idle event streams."),
     detached: bool = typer.Option(False, "--detached", hidden=True,
                                   help="Started by --detach: its output goes to a file, so no login URL."),
+    tls: bool = typer.Option(False, "--tls", help="HTTPS with a self-signed certificate made once under "
+                                                   "control/tls/ (needed for a --host beyond loopback)."),
+    cert: Path | None = typer.Option(None, "--cert", help="HTTPS with this certificate (PEM; with --key)."),
+    key: Path | None = typer.Option(None, "--key", help="The private key of --cert (PEM)."),
+    qr: bool = typer.Option(False, "--qr", help="Also print the login link as a QR code, for a phone to scan."),
     json_out: bool = JSON,
 ) -> int:
     """The HTTP API and the web dashboard (/agent) of this home, one server per home. Open the
-    URL it prints (or `zen serve --url`): the link logs a browser in once."""
+    URL it prints (or `zen serve --url`): the link logs a browser in once. Beyond loopback
+    (--host ADDR) it serves HTTPS only (--tls, or --cert and --key)."""
     from zen.server import run as server  # uvicorn and FastAPI: only zen serve pays for them
+    from zen.server import tls as tls_files  # with it: only zen serve needs the certificate
 
     _human_only("zen serve")
     if sum((detach, stop, url, logout_all)) > 1:
@@ -97,27 +107,45 @@ def serve(
     if url:
         info = server.running(home)
         where_host, where_port = (str(info.get("host") or host), int(info.get("port") or port)) if info else (host, port)
-        result: dict[str, Any] = {"url": auth.login_url(where_host, where_port, token), "running": info is not None}
+        secure = bool(info.get("tls")) if info else bool(tls or cert)
+        result: dict[str, Any] = {"url": auth.login_url(where_host, where_port, token, tls=secure),
+                                  "running": info is not None}
         render.emit(result, json_out, lambda r: [r["url"], *([] if r["running"] else [
             render.Note("zen serve is not running yet: zen serve --detach starts it")])])
+        if qr and not json_out:
+            print_qr(result["url"])
         return 0
+    chosen = tls_files.choose(home, host, tls, cert, key)
+    scheme = "https" if chosen else "http"
     if detach:
-        info = server.detach(home, host, port)
+        info = server.detach(home, host, port, cert=chosen)
         result = {"pid": info.get("pid"), "port": info.get("port"),
-                  "url": auth.login_url(host, int(info.get("port") or port), token)}
+                  "url": auth.login_url(host, int(info.get("port") or port), token, tls=chosen is not None)}
         render.emit(result, json_out, lambda r: [f"zen serve started (pid {r['pid']}); log in at:", r["url"]])
+        if qr and not json_out:
+            print_qr(result["url"])
         return 0
     server.setup_logging(home)
 
     def ready(bound: int) -> None:
         if detached or not sys.stderr.isatty():
             # stderr is a file (logs/server.log when detached): a login URL there is a ticket on disk
-            common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (zen serve --url logs in)")
+            common_err(f"zen serve: {home.root} on {scheme}://{host}:{bound}/agent (zen serve --url logs in)")
             return
-        common_err(f"zen serve: {home.root} on http://{host}:{bound}/agent (Ctrl-C stops it); log in at:\n"
-                   f"{auth.login_url(host, bound, token)}")
+        link = auth.login_url(host, bound, token, tls=chosen is not None)
+        common_err(f"zen serve: {home.root} on {scheme}://{host}:{bound}/agent (Ctrl-C stops it); log in at:\n{link}")
+        if qr:
+            print_qr(link, sys.stderr)
 
-    return server.serve(home, host, port, ready=ready, keepalive_s=keepalive)
+    return server.serve(home, host, port, ready=ready, keepalive_s=keepalive, cert=chosen)
+
+
+def print_qr(link: str, out: Any = None) -> None:
+    """The link as a QR code drawn with half blocks in the terminal (a phone's camera reads it)."""
+    import segno  # only --qr draws one
+
+    segno.make(link, error="l").terminal(out=out or sys.stdout, compact=True)
+    (out or sys.stdout).flush()
 
 
 def common_err(text: str) -> None:

@@ -34,9 +34,10 @@ from zen.store.home import Home
 OPENAPI = "/api/v1/openapi.json"
 
 
-def create_app(home: Home, *, host: str = "127.0.0.1", port: int = 19840, keepalive_s: float = 15.0) -> Gate:
+def create_app(home: Home, *, host: str = "127.0.0.1", port: int = 19840, keepalive_s: float = 15.0,
+               tls: bool = False) -> Gate:
     """The ASGI application for `home`: FastAPI behind the gate. `zen serve` runs it."""
-    context = ServerContext(home=home, host=host, port=port, hub=Hub(home), keepalive_s=keepalive_s)
+    context = ServerContext(home=home, host=host, port=port, hub=Hub(home), keepalive_s=keepalive_s, tls=tls)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from zen.errors import ZenError
+from zen.server import tls as tls_names
 from zen.store.atomic import atomic_write, create_exclusive, flocked
 from zen.store.layout import Home
 
@@ -219,17 +220,24 @@ def _load(path: Path) -> dict[str, Any]:
     return out
 
 
-def login_url(host: str, port: int, token: str) -> str:
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else (f"[{host}]" if ":" in host else host)
-    return f"http://{shown}:{port}/agent?token={make_ticket(token)}"
+def login_url(host: str, port: int, token: str, *, tls: bool = False) -> str:
+    """The one-time login link; over TLS on every address, the one other machines reach (a phone)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else (f"[{host}]" if ":" in host else host)
+    if tls and host in ("0.0.0.0", "::", ""):
+        shown = tls_names.primary_address() or shown
+    return f"{'https' if tls else 'http'}://{shown}:{port}/agent?token={make_ticket(token)}"
 
 
-def allowed_hosts(host: str, port: int) -> frozenset[str]:
-    """Host header values the server answers to: loopback names, and the address it is bound to."""
+def allowed_hosts(host: str, port: int, *, tls: bool = False) -> frozenset[str]:
+    """Host header values the server answers to: loopback names, and the address it is bound to
+    (over TLS on every address: this machine's names and addresses too)."""
     names = {"127.0.0.1", "localhost", "[::1]"}
     if host not in ("0.0.0.0", "::", ""):
         names.add(f"[{host}]" if ":" in host else host)
-    return frozenset({f"{n}:{port}" for n in names} | ({n for n in names} if port == 80 else set()))
+    elif tls:
+        names |= tls_names.local_names(host)
+    default = 443 if tls else 80
+    return frozenset({f"{n}:{port}" for n in names} | ({n for n in names} if port == default else set()))
 
 
 def bearer_ok(header: str | None, token: str) -> bool:

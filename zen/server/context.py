@@ -100,6 +100,7 @@ class ServerContext:
     hub: Hub
     logins: Logins = field(init=False)
     keepalive_s: float = 15.0
+    tls: bool = False
     sessions: SessionCache = field(default_factory=SessionCache)
     _token: str | None = None
     _token_key: tuple[int, int] | None = None

@@ -89,18 +89,19 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def serve(home: Home, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, ready: Any = None,
-          keepalive_s: float = 15.0) -> int:
+          keepalive_s: float = 15.0, cert: tuple[Path, Path] | None = None) -> int:
     """Run the server in this process until SIGTERM or SIGINT; 0 after a clean stop."""
     auth.ensure_token(home)
     fd = take_lock(home)
     sock = _bind(host, port)
     port = sock.getsockname()[1]
-    app = create_app(home, host=host, port=port, keepalive_s=keepalive_s)
+    app = create_app(home, host=host, port=port, keepalive_s=keepalive_s, tls=cert is not None)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=1, timeout_keep_alive=5)
+                            timeout_graceful_shutdown=1, timeout_keep_alive=5,
+                            ssl_certfile=str(cert[0]) if cert else None, ssl_keyfile=str(cert[1]) if cert else None)
     server = _Server(config, app.ctx.hub)
     try:
-        atomic_write(info_path(home), json.dumps({"pid": os.getpid(), "host": host, "port": port,
+        atomic_write(info_path(home), json.dumps({"pid": os.getpid(), "host": host, "port": port, "tls": cert is not None,
                                                   "started_at": timestamp()}) + "\n", durable=False)
         if ready is not None:
             ready(port)
@@ -129,7 +130,7 @@ class _Server(uvicorn.Server):
             captured.clear()
 
 
-def detach(home: Home, host: str, port: int, timeout_s: float = 30) -> dict[str, Any]:
+def detach(home: Home, host: str, port: int, timeout_s: float = 30, cert: tuple[Path, Path] | None = None) -> dict[str, Any]:
     """Start `zen serve` in the background (log: logs/server.log); its pid and port."""
     info = running(home)
     if info is not None:
@@ -141,7 +142,8 @@ def detach(home: Home, host: str, port: int, timeout_s: float = 30) -> dict[str,
     with open(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as out:
         os.fchmod(out.fileno(), 0o600)  # a log from before stays private too
         proc = subprocess.Popen([sys.executable, "-P", "-m", "zen", "--home", str(home.root), "serve", "--host", host,
-                                 "--port", str(port), "--detached"], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                 "--port", str(port), "--detached",
+                                 *(["--cert", str(cert[0]), "--key", str(cert[1])] if cert else [])], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, close_fds=True, env=env)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -53,7 +53,11 @@ class Gate:
         self.ctx = context
 
     def hosts(self) -> frozenset[str]:
-        return auth.allowed_hosts(self.ctx.host, self.ctx.port)
+        # once: over TLS on every address the names come from the resolver
+        got: frozenset[str] | None = getattr(self, "_hosts", None)
+        if got is None:
+            got = self._hosts = auth.allowed_hosts(self.ctx.host, self.ctx.port, tls=self.ctx.tls)
+        return got
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -67,7 +71,8 @@ class Gate:
             await problem(send, 403, "this server answers only to its own address (Host header refused)")
             return
         origin = headers.get("origin")
-        if origin is not None and origin.removeprefix("http://") not in hosts:
+        scheme = "https://" if self.ctx.tls else "http://"
+        if origin is not None and (not origin.startswith(scheme) or origin.removeprefix(scheme) not in hosts):
             await problem(send, 403, "cross-origin requests are refused")
             return
         method = scope.get("method", "GET")
@@ -123,7 +128,7 @@ class Gate:
         rest = {k: v for k, v in query.items() if k != "token"}
         location = LOGIN_PATH + (f"?{urlencode(rest)}" if rest else "")
         cookie = (f"{auth.COOKIE}={session_id}; HttpOnly; SameSite=Strict; Path=/; "
-                  f"Max-Age={int(self.ctx.logins.ttl_s)}")
+                  f"Max-Age={int(self.ctx.logins.ttl_s)}" + ("; Secure" if self.ctx.tls else ""))
         await _reply(send, 303, b"", b"text/plain", [(b"location", location.encode()),
                                                      (b"set-cookie", cookie.encode())])
 
