@@ -285,3 +285,22 @@ def test_zen_cancel_and_finish_stop_an_attached_agent(fake_home: Path, git_repo:
     assert types.count("agent.exited") == 1, types
     assert zen_json("show", job)["state"]["state"] == ("cancelled" if how == "cancel" else "exited")
     assert took < 20, took
+
+
+def test_with_a_supervisor_and_its_resident_guardian_running_the_session_is_judged_the_same(
+        fake_home: Path, git_repo: Path, tmp_path: Path, isolated_env: Path) -> None:
+    from tests.claude.zenrun import supervisor
+
+    with supervisor(fake_home, tmp_path / "sup.log"):
+        wait_until(lambda: any(p.suffix == ".sock" or p.is_socket() for p in (fake_home / "control").iterdir()),
+                   timeout=60, message="the resident guardian's socket")
+        r = zen_run("claude", "-p", "tidy", cwd=git_repo, script=[
+            {"tool": "Bash", "command": "rm -rf ~"},
+            {"tool": "Write", "file_path": str(git_repo / "n.txt"), "content": "n\n"}])
+    assert r.returncode == 0, r.stderr
+    assert [c["allowed"] for c in calls(r.stdout)] == [False, True]
+    assert isolated_env.is_dir() and (git_repo / "n.txt").is_file()
+    job = next(j["job"] for j in zen_json("status")["jobs"])
+    evs = timeline(fake_home, job)
+    assert [e["command"] for e in evs if e["type"] == "guard.denied"] == ["rm -rf ~"]
+    assert zen_json("show", job)["state"]["state"] == "exited"
