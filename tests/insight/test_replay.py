@@ -50,8 +50,8 @@ def test_a_proposed_rule_names_exactly_the_decisions_it_changes(zh: Path, fleet:
     assert zen("policy", "simulate", "--policy", str(proposed), "--lane", "nosuch").returncode == 0
 
 
-def test_a_decision_an_approval_turned_is_replayed_as_the_policy_made_it(zh: Path, fleet: dict[str, str]) -> None:
-    # records without a replay (a zen before issue 38) are counted, not judged
+def test_a_record_written_without_a_replay_is_counted_not_judged(zh: Path, fleet: dict[str, str]) -> None:
+    # a record from a zen before issue 38 carries no replay
     before = len(recorded(Home(zh)))
     log = zh / "logs" / "guard-audit.jsonl"
     with log.open("a") as f:

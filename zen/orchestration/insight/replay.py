@@ -35,6 +35,7 @@ from zen.guard.policy.load import Policy, compile_sources, source_paths
 from zen.store.events import read_events, read_events_any
 from zen.store.home import Home
 from zen.store.jobs import JobStore
+from zen.store.layout import EVENTS
 
 GUARD_TYPES = frozenset({E.GUARD_ALLOWED.value, E.GUARD_DENIED.value})
 
@@ -126,7 +127,7 @@ def recorded(home: Home, since: float | None = None, lane: str | None = None,
     store = JobStore(home)
     out: list[Recorded] = []
     skipped = 0
-    for job in store.ids():
+    for job in _job_ids(home):
         job_lane = _lane(store, job)
         if lane is not None and job_lane != lane:
             continue
@@ -150,6 +151,14 @@ def recorded(home: Home, since: float | None = None, lane: str | None = None,
     if counts is not None:
         counts["skipped"] = counts.get("skipped", 0) + skipped
     return out
+
+
+def _job_ids(home: Home) -> list[str]:
+    """Every job directory with a timeline (a job whose task.yaml is damaged was still judged)."""
+    try:
+        return sorted(p.name for p in home.jobs.iterdir() if (p / EVENTS).is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _lane(store: JobStore, job: str) -> str | None:
