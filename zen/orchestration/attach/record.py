@@ -30,6 +30,7 @@ from zen.core.agents import AgentKind
 from zen.core.events import Actor
 from zen.core.events import EventType as E
 from zen.core.ids import iso, make_job_id, slugify, utcnow
+from zen.core.jobstate import JobStatus
 from zen.core.model import Task
 from zen.core.recovery import running_spawn
 from zen.errors import UsageError, ZenError
@@ -42,7 +43,7 @@ from zen.store.layout import Home
 from zen.store.panes import pane_pid
 
 ATTACHED = "attached"
-LIVE = ("starting", "working", "waiting", "paused")
+LIVE_STATES = frozenset(s.value for s in JobStatus if s.live)
 LANE_DEFAULT_DOMAIN = "code"     # a lane without `domain:` (zen.guard.policy.levels says the same)
 
 
@@ -216,7 +217,7 @@ def settle_orphans(home: Home) -> list[str]:
     restarted): their end recorded now, with no exit code. The jobs settled."""
     done = []
     for snap in snapshots.unfinished(str(home.jobs)):
-        if snap.get("executor") != ATTACHED or snap.get("state") not in LIVE:
+        if snap.get("executor") != ATTACHED or snap.get("state") not in LIVE_STATES:
             continue
         job_id = str(snap["job"])
         pid = pane_pid(str(home.root), job_id)
