@@ -191,7 +191,7 @@ def test_the_delivery_thread_sends_what_is_enqueued_and_stops(home: Home, receiv
         assert list(got) == ["j9:1"] and verify(SECRET, receiver.requests[0]["headers"], receiver.requests[0]["body"])
     finally:
         d.stop(timeout_s=10)
-    assert d._thread is not None and not d._thread.is_alive()
+    assert not d.alive
 
 
 # -- signing -------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 import httpx
 
 from zen import __version__
+from zen.adapters.worker import Worker
 from zen.coord.outbox import Item, Outbox
 from zen.coord.settings import Settings
 from zen.core.events import EventType as E
@@ -98,27 +98,27 @@ class Deliverer:
     def __init__(self, home: Home) -> None:
         self.home = home
         self.outbox = Outbox(home)
-        self._wake = threading.Condition()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._worker = Worker("zen-webhook", self._pass, log)
+        self._client: httpx.Client | None = None
         self._pruned = 0.0
         # a last look before sending (e.g. an idle wait the job has left since): False drops it
         self.still_due: Callable[[Item], bool] | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="zen-webhook", daemon=True)
-        self._thread.start()
+        self._client = httpx.Client(follow_redirects=False)
+        self._worker.start()
 
     def poke(self) -> None:
-        with self._wake:
-            self._wake.notify()
+        self._worker.poke()
 
     def stop(self, timeout_s: float = 15.0) -> None:
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=timeout_s)
+        self._worker.stop(timeout_s)
+        if self._client is not None and not self._worker.alive:
+            self._client.close()
+
+    @property
+    def alive(self) -> bool:
+        return self._worker.alive
 
     def _settings(self) -> Settings:
         try:
@@ -126,32 +126,24 @@ class Deliverer:
         except ZenError:
             return Settings({})
 
-    def _loop(self) -> None:
-        with httpx.Client(follow_redirects=False) as client:
-            while True:
-                settings = self._settings()
-                wait = 5.0
-                try:
-                    if settings.webhook:
-                        self.deliver_due(client, settings)
-                        soon = self.outbox.next_due_in()
-                        wait = 5.0 if soon is None else min(5.0, max(0.05, soon))
-                    if time.monotonic() - self._pruned > PRUNE_EVERY_S:
-                        self.outbox.prune()
-                        self._pruned = time.monotonic()
-                except Exception:
-                    log.exception("webhook delivery pass failed; trying again")
-                with self._wake:
-                    if self._stopping:
-                        return
-                    self._wake.wait(wait)
-                    if self._stopping:
-                        return
+    def _pass(self) -> float:
+        """Send what is due; the wait until the next pass (the soonest retry, at most 5 s)."""
+        assert self._client is not None
+        settings = self._settings()
+        wait = 5.0
+        if settings.webhook:
+            self.deliver_due(self._client, settings)
+            soon = self.outbox.next_due_in()
+            wait = 5.0 if soon is None else min(5.0, max(0.05, soon))
+        if time.monotonic() - self._pruned > PRUNE_EVERY_S:
+            self.outbox.prune()
+            self._pruned = time.monotonic()
+        return wait
 
     def deliver_due(self, client: httpx.Client, settings: Settings) -> int:
         n = 0
         for path, item in self.outbox.due():
-            if self._stopping:
+            if self._worker.stopping:
                 break
             if self.still_due is not None and not self.still_due(item):
                 self.outbox.superseded(path, item, "no longer due when its time came")
