@@ -46,8 +46,9 @@ def main() -> None:
         # lean start: the supervisor starts the resident guardian with every start of its own
         from zen.guard.hook import verdict
         from zen.guard.resident.server import main as guard_serve
+        from zen.orchestration.job.turnhook import relayed
 
-        sys.exit(guard_serve(argv[2:], verdict, writes_check=lease_check))
+        sys.exit(guard_serve(argv[2:], verdict, writes_check=lease_check, turns=relayed))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:
         # lean start: a throughput tool, measured in bench/guard.py
         from zen.guard.batch import fast_main

@@ -188,7 +188,8 @@ def test_gemini_command_line_and_its_own_gemini_home(tmp_path: Path, isolated_en
     assert spec.env == {"GEMINI_CLI_HOME": str(home), "CI": "0"}   # CI=0: it has a terminal, whatever the runner says
     assert spec.initial_input == prompt_for(c)
     hooks = json.loads(spec.files[home / ".gemini" / "settings.json"])["hooks"]
-    assert hooks["BeforeTool"][0]["hooks"][0]["command"] == f"{Q} guard hook --agent gemini"
+    # any failure of the guard hook is a block: Gemini CLI goes on after a hook that fails otherwise
+    assert hooks["BeforeTool"][0]["hooks"][0]["command"] == f"{Q} guard hook --agent gemini || exit 2"
     assert hooks["AfterAgent"][0]["hooks"][0]["command"] == f"{Q} hook Stop --agent gemini"
     assert hooks["BeforeAgent"][0]["hooks"][0]["command"] == f"{Q} hook UserPromptSubmit --agent gemini"
 

@@ -52,7 +52,9 @@ class Forward:
 class Wall:
     worktree: Path                              # read-write, the cwd
     hide: tuple[Path, ...] = ()                 # empty folders over these (zen's home, the user's home)
+    writable: tuple[Path, ...] = ()             # bound back read-write (an agent's own home in its job)
     read_only: tuple[Path, ...] = ()            # bound back read-only (inside what is hidden, or not)
+    binds: tuple[tuple[Path, Path], ...] = ()   # (outside, inside) bound read-only at another path
     network: str = "none"                       # "none": own namespace + forwards; "host": the host's
     forwards: tuple[Forward, ...] = ()          # host:port reachable from inside (network "none")
     run_dir: Path | None = None                 # where the forwards' sockets live (private, outside)
@@ -171,9 +173,13 @@ def argv(wall: Wall, command: list[str]) -> list[str]:
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for path in wall.hide:
         out += ["--tmpfs", str(path)]
-    for path in wall.read_only:
+    for path in wall.writable:
+        out += ["--bind", str(path), str(path)]
+    for path in wall.read_only:   # after the writable ones: a file of theirs may be bound read-only
         if path.exists():
             out += ["--ro-bind", str(path), str(path)]
+    for outside, inside in wall.binds:
+        out += ["--ro-bind", str(outside), str(inside)]
     out += ["--bind", str(wall.worktree), str(wall.worktree)]
     pointer = wall.worktree / ".git"
     if pointer.is_file():   # a linked worktree's pointer to its git dir: zen's own git trusts it

@@ -39,6 +39,11 @@ class LaunchSpec:
     # text to type into the pane (then Enter) once the agent first waits for input, for agents
     # with no way to take a first prompt and stay interactive (aider); None for all others
     initial_input: str | None = None
+    # inside zen's own wall (zen/agents/wall.py; Gemini CLI): what the agent itself needs besides
+    # its worktree, read-write (its own home in the job) and read-only (files of that home zen
+    # wrote, which the agent must not change); empty for agents zen does not wall itself
+    wall_writable: tuple[Path, ...] = ()
+    wall_read_only: tuple[Path, ...] = ()
 
 
 class AgentAdapter(Protocol):

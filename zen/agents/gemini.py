@@ -79,10 +79,14 @@ def user_settings(src: Path) -> dict[str, Any]:
 
 
 def job_settings(ctx: LaunchContext, base: dict[str, Any]) -> dict[str, Any]:
-    """The user's settings with zen's guardian and turn hooks added (theirs kept, ours last)."""
+    """The user's settings with zen's guardian and turn hooks added (theirs kept, ours last).
+    Inside zen's wall both reach zen through the resident guardian's socket zen binds in (zen's
+    home is not in there): the guardian decides, and records the turn signals for the hook."""
     settings: dict[str, Any] = json.loads(json.dumps(base))
     hooks: dict[str, Any] = settings["hooks"] if isinstance(settings.get("hooks"), dict) else {}
-    guard = zen_command(ctx, "guard", "hook", "--agent", "gemini")
+    # Gemini CLI blocks a tool only on exit 2 and goes on after any other failure of a hook (one
+    # that cannot even start exits 127): every failure is a block here, so the hook never fails open
+    guard = zen_command(ctx, "guard", "hook", "--agent", "gemini") + " || exit 2"
     ours: dict[str, list[dict[str, Any]]] = {"BeforeTool": [{"matcher": GUARDED_MATCHER, "hooks": [
         {"type": "command", "command": guard, "timeout": HOOK_TIMEOUT_MS}]}]}
     for event, zen_event in TURN_EVENTS.items():
@@ -98,6 +102,11 @@ def job_settings(ctx: LaunchContext, base: dict[str, Any]) -> dict[str, Any]:
     cfg["disabled"] = [d for d in cfg.get("disabled") or [] if d not in mine]
     settings["hooksConfig"] = cfg
     return settings
+
+
+def walled(ctx: LaunchContext) -> bool:
+    """Whether this job's Gemini CLI runs inside zen's bubblewrap (the lane keeps the wall)."""
+    return ctx.wall
 
 
 def link_user_home(src: Path, dst: Path) -> None:
@@ -140,8 +149,14 @@ class GeminiAdapter:
         # CI=0: Gemini CLI takes a CI or CI_* variable (set by every CI runner) to mean "no terminal"
         # and exits 42 waiting for piped input; under zen it always has a real terminal (tmux)
         env = {"GEMINI_CLI_HOME": str(home), "CI": "0", **agent_env(ctx)}
-        files = {home / ".gemini" / "settings.json": json.dumps(settings, indent=2) + "\n"}
-        return LaunchSpec(argv=argv, env=env, files=files, initial_input=first_prompt(ctx))
+        settings_file = home / ".gemini" / "settings.json"
+        files = {settings_file: json.dumps(settings, indent=2) + "\n"}
+        if not walled(ctx):
+            return LaunchSpec(argv=argv, env=env, files=files, initial_input=first_prompt(ctx))
+        # inside the wall: its home read-write but the settings zen wrote (its hooks), and the
+        # user's ~/.gemini its links point into (its login) read-only
+        return LaunchSpec(argv=argv, env=env, files=files, initial_input=first_prompt(ctx),
+                          wall_writable=(home,), wall_read_only=(settings_file, src))
 
     def classify_screen(self, screen: str) -> str | None:
         return classify(screen, _DIALOG, _APPROVAL)

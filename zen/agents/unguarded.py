@@ -93,12 +93,14 @@ def lane_check(lane: Mapping[str, Any]) -> tuple[str, str]:
 def sandbox_argv(argv: list[str], *, worktree: Path, zen_home: Path, handoff: Path,
                  git_dir: Path | None, user_home: Path | None = None, agent: str = "aider",
                  env: Mapping[str, str] | None = None, lane: Mapping[str, Any] | None = None,
-                 run_dir: Path | None = None) -> list[str]:
+                 run_dir: Path | None = None, writable: tuple[Path, ...] = (),
+                 read_only: tuple[Path, ...] = ()) -> list[str]:
     """`argv` run inside zen's wall (zen/agents/wall.py): read-only everything, the worktree
     writable, the user's and zen's homes hidden, /tmp private, no capabilities, its own pid, IPC and
     network namespaces; the agent's own install, the lane's git metadata, the user's git settings and
     the handoff bound read-only; with a `run_dir`, the model's API (the base URLs in `env`) and the
     lane's `network:` hosts forwarded in."""
     w = wall.job_wall(agent=agent, argv=argv, worktree=worktree, zen_home=zen_home, handoff=handoff,
-                      git_dir=git_dir, env=env or {}, lane=lane, run_dir=run_dir, user_home=user_home)
+                      git_dir=git_dir, env=env or {}, lane=lane, run_dir=run_dir, user_home=user_home,
+                      writable=writable, read_only=read_only)
     return sandbox.argv(w, argv)

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import zen
 from zen.adapters.sandbox import Forward, Wall, forwards_work, works
+from zen.store import layout
 
 # the user's credential stores, hidden (bubblewrap) or denied for reading (Claude's sandbox), below
 # the user's home; the whole home is hidden by bubblewrap, so this list matters where only named
@@ -102,27 +104,55 @@ def install_root(exe: str) -> Path | None:
     return real.parent
 
 
+# the agents with a pre-execution hook that zen itself walls (they have no OS sandbox of their own):
+# their hooks reach the resident guardian through the socket zen binds in (GUARD_WALL_DIR)
+ZEN_WALLED = frozenset({"gemini"})
+
+
+def guardian_bind(zen_home: Path) -> tuple[Path, Path]:
+    """(outside, inside): control/guard-wall/ (the resident guardian's socket and lock, nothing
+    else) bound read-only where the hook looks for them, <home>/control."""
+    control = zen_home / layout.CONTROL
+    outside = control / layout.GUARD_WALL_DIR
+    outside.mkdir(mode=0o700, exist_ok=True)   # the guardian fills it when it starts (again)
+    return outside, control
+
+
+def _program(exe: str) -> list[Path]:
+    """What running `exe` loads from: its install tree, and its real file's folder outside it."""
+    root = install_root(exe)
+    if root is None:
+        return []
+    out = [root]
+    real = Path(os.path.realpath(shutil.which(exe) or exe))
+    if not str(real).startswith(str(root)):
+        out.append(real.parent)
+    return out
+
+
 def job_wall(*, agent: str, argv: list[str], worktree: Path, zen_home: Path, handoff: Path,
              git_dir: Path | None, env: Mapping[str, str], lane: Mapping[str, Any] | None,
-             run_dir: Path | None, user_home: Path | None = None) -> Wall:
-    """zen's bubblewrap wall for one job's agent."""
+             run_dir: Path | None, user_home: Path | None = None,
+             writable: tuple[Path, ...] = (), read_only: tuple[Path, ...] = ()) -> Wall:
+    """zen's bubblewrap wall for one job's agent. `writable` / `read_only`: what the agent needs of
+    its own besides (its home in the job, the settings zen wrote there)."""
     home = user_home or Path(os.path.expanduser("~"))
-    ro: list[Path] = []
-    for exe in argv[:1]:
-        root = install_root(exe)
-        if root is not None:
-            ro.append(root)
-            real = Path(os.path.realpath(shutil.which(exe) or exe))
-            if not str(real).startswith(str(root)):
-                ro.append(real.parent)
+    ro: list[Path] = [p for exe in argv[:1] for p in _program(exe)]
+    binds: tuple[tuple[Path, Path], ...] = ()
+    if agent in ZEN_WALLED:
+        # its hooks run zen inside the wall: zen's own install, and the resident guardian's socket
+        ro += [*_program(sys.executable), Path(sys.prefix), Path(sys.base_prefix),
+               Path(zen.__file__).resolve().parent.parent]
+        binds = (guardian_bind(zen_home),)
     if git_dir is not None:
         ro.append(git_dir)
     # the user's git identity (aider writes one into the repository when it finds none), the handoff
     ro += [home / ".gitconfig", home / ".config" / "git" / "config", handoff]
     fwd = forwards(agent, env, lane) if run_dir is not None else ()
     hide = tuple(sorted({zen_home, home}, key=lambda p: len(p.parts)))   # the outer one first
-    return Wall(worktree=worktree, hide=hide, read_only=tuple(ro), network="none",
-                forwards=fwd, run_dir=run_dir, home=home)
+    ro += list(read_only)
+    return Wall(worktree=worktree, hide=hide, writable=writable, read_only=tuple(ro), binds=binds,
+                network="none", forwards=fwd, run_dir=run_dir, home=home)
 
 
 # the agents whose wall is Claude Code's own sandbox, which needs bubblewrap and socat on Linux

@@ -50,6 +50,7 @@ LOGINS_LOCK = "logins.lock"
 SERVER_PORT = 19840                           # zen serve's default port
 GUARD_SOCKET = "guard.sock"                   # the resident guardian's socket (zen guard serve)
 GUARD_SERVER_LOCK = "guard.lock"              # flock held by the one resident guardian
+GUARD_WALL_DIR = "guard-wall"                 # the socket and the lock again, alone: bound into zen's walls
 OTLP_RECEIVER = "otlp.json"                   # where the supervisor's OTLP receiver listens (DESIGN 8)
 TEAM_KEY = "team-key"                         # proves a person speaks for a job to zen mcp serve
 OTLP_SECRET = "otlp-secret"                   # signs each job's telemetry token (no agent reads it)

@@ -99,13 +99,21 @@ def _is_the_resident_guardian(sock: _socket.socket, home: str) -> bool:
     record lock on its guard lock file (control/guard.lock, taken by `zen guard serve` for as long
     as it runs; fcntl's F_GETLK names the holder). A socket an agent bound and renamed over
     control/guard.sock, answering "allow" to everything, holds no such lock: its answers are never
-    read (the hook decides in this process instead)."""
+    read (the hook decides in this process instead).
+
+    Inside zen's wall (a Gemini CLI job's bubblewrap: its own pid namespace), the guardian runs
+    outside, so the kernel names neither the peer nor the lock's holder (both pid 0: a process
+    not in this namespace). There control/ is zen's read-only bind of control/guard-wall/, which
+    holds only the socket and the lock, so no one inside could have put either there; and a
+    server started inside would show its pid. Both 0, and the lock held: the guardian outside.
+    Outside a wall, every process an agent can start is visible (a pid namespace it makes is a
+    child of this one), so 0 never passes there."""
     try:
         cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
         pid = int.from_bytes(cred[0:4], sys.byteorder, signed=True)
-        if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid() or pid <= 0:
+        if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid() or pid < 0:
             return False
-        fd = os.open(os.path.join(home, layout.CONTROL, layout.GUARD_SERVER_LOCK), os.O_RDWR)
+        fd = os.open(os.path.join(home, layout.CONTROL, layout.GUARD_SERVER_LOCK), os.O_RDONLY)
         try:
             probe = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
             got = fcntl.fcntl(fd, fcntl.F_GETLK, probe)

@@ -52,6 +52,9 @@ MAX_REQUEST = 3 * wire.MAX_FIELD
 # The hook's own decision, `zen.guard.hook.verdict`, given by whoever starts the server (the CLI):
 # (argv, stdin, cwd, environment, writes_check, recorder=...) -> (exit code, stdout, reason)
 Judge = Callable[..., tuple[int, str, str]]
+# A walled agent's turn signal (`turn EVENT ...`), recorded for it: zen.orchestration.job.turnhook.relayed
+# (argv after "turn", stdin, environment, the caller's pid, checked to run under the job's pane)
+Turns = Callable[[list[str], bytes, dict[str, str], int], None]
 READ_S = 2.0
 CODE_CHECK_S = 1.0
 _PEERCRED = struct.Struct("3i")
@@ -116,9 +119,10 @@ class Callers:
 
 class Server:
     def __init__(self, home: str, judge: Judge, writes_check: Callable[[], Any] | None = None,
-                 parent: int | None = None) -> None:
+                 parent: int | None = None, turns: Turns | None = None) -> None:
         self.home = home
         self.judge = judge
+        self.turns = turns
         self.writes_check = writes_check
         self.parent = parent
         self.path = socket_path(home)
@@ -171,7 +175,25 @@ class Server:
         self._ino = os.stat(self.path).st_ino
         sock.setblocking(False)
         self._sock = sock
+        self._publish_for_walls()
         return True
+
+    def _publish_for_walls(self) -> None:
+        """The socket and the lock again in control/guard-wall/, alone: the folder zen binds
+        read-only into the walls it builds (zen/agents/wall.py), so a walled agent's hook reaches
+        this server and nothing else of control/. Hard links, each put by rename: a wall started
+        before this server sees the new socket through the folder."""
+        folder = os.path.join(self.control, layout.GUARD_WALL_DIR)
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            for name in (layout.GUARD_SERVER_LOCK, layout.GUARD_SOCKET):
+                tmp = os.path.join(folder, f".{name}.{os.getpid()}")
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                os.link(os.path.join(self.control, name), tmp)
+                os.rename(tmp, os.path.join(folder, name))
+        except OSError as exc:
+            self.log(f"the walls cannot reach this server: {exc}")
 
     def _warm(self) -> None:
         """Load the core and the policy before the first caller waits for them."""
@@ -228,9 +250,10 @@ class Server:
         for conn in list(self._conns.values()):
             self._drop(conn)
         if self._sock is not None:
-            with contextlib.suppress(OSError):
-                if os.stat(self.path).st_ino == self._ino:
-                    os.unlink(self.path)
+            for path in (self.path, os.path.join(self.control, layout.GUARD_WALL_DIR, layout.GUARD_SOCKET)):
+                with contextlib.suppress(OSError):
+                    if os.stat(path).st_ino == self._ino:
+                        os.unlink(path)
             with contextlib.suppress(KeyError, ValueError):
                 self._sel.unregister(self._sock)
             self._sock.close()
@@ -341,6 +364,12 @@ class Server:
         argv = [os.fsdecode(a) for a in argv_b.split(b"\0")] if argv_b else []
         env = wire.env_of(env_b)
         claimed = env.get("ZEN_JOB_ID")
+        if argv[:1] == ["turn"]:
+            # a turn signal is written only for a caller known to run under the job's own pane
+            if self.turns is None or not claimed or self.callers.runs_under(claimed, pid) is not True:
+                return DECLINED_ANSWER
+            self.turns(argv[1:], data, env, pid)
+            return wire.pack(wire.ALLOW, b"", b"")
         if claimed:
             # None: no agent of that job on record here (not started yet, or remote): nothing to check
             if self.callers.runs_under(claimed, pid) is False:
@@ -400,7 +429,8 @@ def parse_args(argv: list[str]) -> dict[str, str]:
     return opts
 
 
-def main(argv: list[str], judge: Judge, writes_check: Callable[[], Any] | None = None) -> int:
+def main(argv: list[str], judge: Judge, writes_check: Callable[[], Any] | None = None,
+         turns: Turns | None = None) -> int:
     """Serve until told to stop. 0 when it stopped or another server already serves the home."""
     try:
         opts = parse_args(argv)
@@ -415,7 +445,7 @@ def main(argv: list[str], judge: Judge, writes_check: Callable[[], Any] | None =
     if home is None:
         sys.stderr.write("zen: no zen home here or above (give --home, or set ZEN_HOME)\n")
         return 1
-    server = Server(home, judge, writes_check, int(opts["parent"]) if "parent" in opts else None)
+    server = Server(home, judge, writes_check, int(opts["parent"]) if "parent" in opts else None, turns)
     if not server.bind():
         return 0
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -29,6 +29,7 @@ from zen.agents.common import inline, settings_env, zen_argv
 from zen.agents.settings import hook_settings
 from zen.agents.unguarded import HUMAN_CHOSEN, is_guarded, sandbox_argv, spawn_check
 from zen.agents.unguarded import mode as unguarded_mode
+from zen.agents.wall import ZEN_WALLED
 from zen.agents.wall import enabled as wall_enabled
 from zen.agents.wall import spawn_check as wall_check
 from zen.core.events import EventType as E
@@ -251,11 +252,14 @@ def launch(ctx: JobContext, tmux: Tmux, prepared: Prepared, handoff: Path | None
                                             ctx.home.control, ctx.job_id, ctx.agent, prepared.env,
                                             ctx.config.section("observatory"))),
                                         level=start_level(ctx), wall=wall_enabled(lane.spec)))
-    if not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN and unguarded_mode(lane.spec) == "sandbox":
+    unguarded_walled = (not is_guarded(ctx.agent) and ctx.agent not in HUMAN_CHOSEN
+                        and unguarded_mode(lane.spec) == "sandbox")
+    if unguarded_walled or (ctx.agent in ZEN_WALLED and wall_enabled(lane.spec)):
         spec.argv = sandbox_argv(spec.argv, worktree=worktree, zen_home=ctx.home.root, handoff=paths.handoff,
                                  git_dir=g.common_dir(worktree), agent=ctx.agent, lane=lane.spec,
                                  env={**os.environ, **prepared.env, **spec.env},
-                                 run_dir=run_dir_for(str(paths.dir)))
+                                 run_dir=run_dir_for(str(paths.dir)), writable=spec.wall_writable,
+                                 read_only=spec.wall_read_only)
     session = session_name(ctx.job_id)
     attempt = attempt_of(ctx) if attempt is None else attempt
     mark = f"{ctx.job_id}:{attempt}"

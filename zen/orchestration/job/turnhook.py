@@ -31,6 +31,7 @@ from typing import Any
 from zen.adapters import procs
 from zen.core import messages
 from zen.core.events import Actor, EventType
+from zen.guard.resident import client
 from zen.store import events
 from zen.store.layout import JobPaths
 from zen.store.panes import pane_pid
@@ -208,14 +209,41 @@ def _main(argv: list[str]) -> int:
         payload = _read_stdin()
     home = os.environ.get("ZEN_HOME")
     job = os.environ.get("ZEN_JOB_ID")
-    found_dir = job_dir_of(home, job) if home and job else None
-    if found_dir is None or not home or not job:
+    if not home or not job:
+        return 0
+    found_dir = job_dir_of(home, job)
+    reachable = found_dir is not None and JobPaths(found_dir).events.is_file()
+    if not reachable and os.path.exists(client.socket_path(home)):
+        # inside zen's wall (a Gemini CLI job): zen's home is not there but the resident guardian's
+        # socket is; it records the signal for us, once it has seen we run under the job's pane
+        client.ask(home, ["turn", event, *argv[1:]], json.dumps(payload).encode())
+        return 0
+    return apply(event, agent, payload, home, job, os.getpid())
+
+
+def relayed(argv: list[str], data: bytes, env: dict[str, str], caller: int) -> None:
+    """A turn signal from a walled agent's hook (`turn EVENT ...` to the resident guardian, whose
+    caller `caller` it checked runs under the job's pane), recorded as that hook would."""
+    home, job = env.get("ZEN_HOME"), env.get("ZEN_JOB_ID")
+    if not argv or not home or not job:
+        return
+    try:
+        payload = json.loads(data) if data.strip() else {}
+    except ValueError:
+        payload = {}
+    apply(argv[0], _agent(argv[1:]), payload if isinstance(payload, dict) else {}, home, job, caller)
+
+
+def apply(event: str, agent: str, payload: dict[str, Any], home: str, job: str, caller: int) -> int:
+    """Record one turn signal of process `caller` (the hook) in the job's timeline."""
+    found_dir = job_dir_of(home, job)
+    if found_dir is None:
         return 0
     paths = JobPaths(found_dir)
     if not paths.events.is_file():
         return 0
     pane = pane_pid(home, job)
-    if pane is not None and pane not in procs.ancestors(os.getpid()):
+    if pane is not None and pane not in procs.ancestors(caller):
         return 0    # not from under that job's pane: a turn signal in its name is not believed (M14)
     found = translate(event, payload)
     if found is None:
