@@ -562,6 +562,25 @@ def fresh_worktree(repo_path: Path, path: Path, branch: str, commit: str) -> Non
         make_private_dir(path, name)
 
 
+def scratch_worktree(repo_path: Path, path: Path, commit: str) -> None:
+    """`commit` checked out detached at `path` (a throwaway tree: zen check's); one left there by
+    a run cut short is replaced."""
+    drop_scratch_worktree(repo_path, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _open(repo_path) as repo:
+        _out(repo, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit,
+             what=f"check out {commit[:12]} at {path}")
+
+
+def drop_scratch_worktree(repo_path: Path, path: Path) -> None:
+    """Remove a throwaway tree made by scratch_worktree (it holds no work of anyone's)."""
+    with _open(repo_path) as repo:
+        if path.exists():
+            _call(repo, "worktree", "remove", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+        _call(repo, "worktree", "prune", check=False)
+
+
 def reset_index(worktree: Path, commit: str) -> None:
     """Point the worktree's branch and index at `commit`, its files untouched (`reset --mixed`):
     a snapshot's files become the uncommitted changes on top of the agent's own last commit."""

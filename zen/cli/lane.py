@@ -13,7 +13,7 @@ from zen.agents.trust import AGENTS, trust, trust_note
 from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.errors import UsageError, ZenError
-from zen.orchestration.lanes import add_lane, get_lane, list_lanes, remove_lane
+from zen.orchestration.lanes import add_lane, get_lane, list_lanes, remove_lane, update_lane
 from zen.orchestration.remote import lanes as remote_lanes
 from zen.store.config import Config, lane_path
 
@@ -25,6 +25,8 @@ EXECUTOR = typer.Option(None, "--executor", help="Where the lane's agents run: l
 RAY_ADDRESS = typer.Option(None, "--ray-address", help="The Ray cluster's job API, e.g. http://10.0.0.5:8265.")
 RAY_RESOURCE = typer.Option([], "--ray-resource", help="A resource each turn reserves on a node, NAME=AMOUNT "
                             "(e.g. zen_slot=1; repeatable).")
+CHECK = typer.Option([], "--check", help="A command run on each harvested job's work merged into the base, before "
+                     "zen land lets it land (repeatable; e.g. 'make test').")
 REMOTE = typer.Option(None, "--remote", help="The bare repository the cluster's nodes clone from and push to "
                       "(a path on a shared disk, or a URL).")
 
@@ -66,6 +68,7 @@ def lane_add(
                                 "off (none: the lane's jobs are shown as unguarded)."),
     network: list[str] = typer.Option([], "--network", help="A host (HOST or HOST:PORT) the agents' commands may "
                                       "reach besides the model's API (repeatable; none by default)."),
+    check: list[str] = CHECK,
     executor: str = EXECUTOR,
     ray_address: str = RAY_ADDRESS,
     ray_resource: list[str] = RAY_RESOURCE,
@@ -81,6 +84,8 @@ def lane_add(
         extra = {**(extra or {}), "sandbox": sandbox}
     if network:
         extra = {**(extra or {}), "network": list(network)}
+    if check:
+        extra = {**(extra or {}), "checks": [c for c in check if c.strip()]}
     spec = add_lane(common.home(), name, path, base, domain, setup, include, unguarded=unguarded,
                     unguarded_shell=unguarded_shell, extra=extra)
     render.emit(spec, json_out, _added)
@@ -110,16 +115,31 @@ def lane_set(
     ray_address: str = RAY_ADDRESS,
     ray_resource: list[str] = RAY_RESOURCE,
     remote: str = REMOTE,
+    check: list[str] = CHECK,
+    no_checks: bool = typer.Option(False, "--no-checks", help="Remove the lane's checks."),
     json_out: bool = JSON,
 ) -> int:
-    """Change where a lane's agents run (its executor) and its shared remote; jobs already
-    started keep where they run."""
+    """Change a lane's checks (--check, replacing them; --no-checks), or where its agents run (its
+    executor) and its shared remote; jobs already started keep where they run."""
     change = _change(executor, ray_address, ray_resource, remote)
-    if change.empty:
-        raise UsageError("say what to change: --executor, --ray-address, --ray-resource or --remote")
-    spec = remote_lanes.set_lane(common.home(), name, change)
-    render.emit(spec, json_out, lambda s: [f"lane {s['name']} runs on {remote_lanes.describe(s)}"])
+    if change.empty and not check and not no_checks:
+        raise UsageError("say what to change: --check, --no-checks, --executor, --ray-address, --ray-resource "
+                         "or --remote")
+    if check and no_checks:
+        raise UsageError("--check and --no-checks contradict each other; give one")
+    home = common.home()
+    if check or no_checks:
+        spec = update_lane(home, name, {"checks": [c for c in check if c.strip()] if check else None})
+    if not change.empty:
+        spec = remote_lanes.set_lane(home, name, change)
+    render.emit(spec, json_out, _set)
     return 0
+
+
+def _set(s: dict[str, Any]) -> Iterator[render.Out]:
+    yield f"lane {s['name']} runs on {remote_lanes.describe(s)}"
+    for c in s.get("checks") or []:
+        yield f"  check: {c}"
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,9 @@ class EventType(StrEnum):
     REVIEW_ACCEPTED = "review.accepted"
     REVIEW_REJECTED = "review.rejected"
     JOB_LANDED = "job.landed"
+    CHECK_STARTED = "check.started"
+    CHECK_PASSED = "check.passed"
+    CHECK_FAILED = "check.failed"
     # kill switch and supervisor (home-wide, some also on every live job)
     KILLSWITCH_ENGAGED = "killswitch.engaged"
     KILLSWITCH_RELEASED = "killswitch.released"
@@ -246,6 +249,8 @@ _TOKENS = (opt("input_tokens", NUM), opt("output_tokens", NUM), opt("cache_read_
            opt("cost_usd", NUM))
 _SETUP = (req("command", STR), req("exit_code", INT), req("output", STR))
 _VERDICT = (req("domain", STR), opt("correction", STR, NONE))
+_CHECK = (req("check", STR), req("exit_code", INT, NONE), req("seconds", NUM), req("log", STR),
+          opt("timed_out", BOOL))
 
 
 def _spec(t: EventType, doc: str, *fields: Field, emitted: bool = True) -> tuple[EventType, EventSpec]:
@@ -330,7 +335,12 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.REVIEW_REJECTED, "a human corrected the work (evidence for the domain)", *_VERDICT),
     _spec(E.JOB_LANDED, "a human merged the review branch into the lane's base (DESIGN 11)",
           req("branch", STR), req("commit", STR), opt("into", STR), opt("base_was", STR),
-          opt("tip", STR), opt("by", STR)),
+          opt("tip", STR), opt("by", STR), opt("forced", BOOL)),
+    _spec(E.CHECK_STARTED, "the lane's checks run on the merge of the harvested commit into the base's tip "
+          "(stale: the base moved since the job started)",
+          req("checks", LIST), req("base", STR), req("tip", STR), req("merge", STR), opt("stale", BOOL)),
+    _spec(E.CHECK_PASSED, "one lane check passed", *_CHECK),
+    _spec(E.CHECK_FAILED, "one lane check failed (or ran past its timeout)", *_CHECK),
     _spec(E.KILLSWITCH_ENGAGED, "the kill switch clamps this live job to observe",
           opt("reason", STR), opt("by", STR)),
     _spec(E.KILLSWITCH_RELEASED, "the kill switch was released", opt("by", STR)),

@@ -69,6 +69,26 @@ def remove_lane(home: Home, name: str) -> None:
     edit_config(home, change)
 
 
+def update_lane(home: Home, name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Set (or, with a value of None, remove) keys of one lane's spec in zen.yaml."""
+    result: dict[str, Any] = {}
+
+    def change(cfg: Config) -> None:
+        lanes = cfg.data.get("lanes") or {}
+        if name not in lanes:
+            known = ", ".join(sorted(lanes)) or "none yet"
+            raise NotFound(f"no lane named {name!r} (known lanes: {known}; add one with zen lane add)")
+        for key, value in values.items():
+            if value is None:
+                lanes[name].pop(key, None)
+            else:
+                lanes[name][key] = value
+        result.update({"name": name, **lanes[name]})
+
+    edit_config(home, change)
+    return result
+
+
 def list_lanes(cfg: Config) -> list[dict[str, Any]]:
     return [{"name": name, **spec} for name, spec in cfg.lanes.items()]
 

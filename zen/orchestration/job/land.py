@@ -8,7 +8,9 @@ store (`git merge-tree --write-tree`), committed with `commit-tree`, and the bas
 with `update-ref NEW OLD`, which fails if someone moved the branch meanwhile. A base branch that
 is checked out somewhere (the lane's own checkout, typically) is refused too: moving a branch
 under a checkout would leave its files behind, which is why git refuses such a push.
-Recorded as `job.landed` in the job's timeline.
+A lane with checks (zen/orchestration/job/checks.py) lands only a job whose checks passed on the
+merge with the base as it is now: they run again when the base moved since; `--force` (a human's)
+lands anyway and is recorded so. Recorded as `job.landed` in the job's timeline.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from zen.adapters import git as g
 from zen.core.events import EventType as E
 from zen.core.results import Result
 from zen.errors import LandRefused
+from zen.orchestration.job import checks
 from zen.orchestration.lanes import resolve_lane
 from zen.orchestration.read.query import resolve_job
 from zen.store.config import Config
@@ -114,9 +117,12 @@ def plan(home: Home, ref: str) -> LandPlan:
     return LandPlan(job_id, snap.name, lane, Path(repo), base, old, tip, tree, snap.review_branch)
 
 
-def land(home: Home, ref: str, *, by: str | None = None) -> Landed:
-    """Merge the job's review branch into its lane's base branch, or raise LandRefused."""
+def land(home: Home, ref: str, *, by: str | None = None, force: bool = False) -> Landed:
+    """Merge the job's review branch into its lane's base branch, or raise LandRefused. The lane's
+    checks gate it (run again when the base moved since); `force` lands past a failed check."""
     p = plan(home, ref)
+    if not force:
+        checks.gate(home, p.job, p.old, p.tip)
     message = (f"Land zen job {p.job} ({p.name})\n\n"
                f"Merges {p.branch} into {p.base}; landed by {by or _who()} with zen land.\n")
     commit = g.commit_tree(p.repo, p.tree, [p.old, p.tip], message)
@@ -124,7 +130,7 @@ def land(home: Home, ref: str, *, by: str | None = None) -> Landed:
         raise LandRefused(f"{p.base} moved while landing; nothing was changed (run zen land again)")
     store = JobStore(home)
     ev = store.append(p.job, E.JOB_LANDED, actor="human", branch=p.branch, commit=commit, into=p.base,
-                      base_was=p.old, tip=p.tip, by=by or _who())
+                      base_was=p.old, tip=p.tip, by=by or _who(), **({"forced": True} if force else {}))
     store.snapshot(p.job)
     return Landed(p.job, p.lane, p.base, p.branch, commit, p.old, ev["seq"])
 

@@ -1,0 +1,44 @@
+"""zen check JOB: the lane's checks on what would land (issue 37); its own module, so other
+commands start without the git library it needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+from zen.cli import common, render
+from zen.cli.common import JSON
+from zen.errors import UsageError
+from zen.orchestration.job import checks
+from zen.orchestration.read.query import resolve_job
+
+
+def _shown(r: dict[str, Any]) -> Iterator[render.Out]:
+    for x in r["results"]:
+        mark = "passed" if x["passed"] else "FAILED"
+        yield f"{mark}  {x['check']}  (exit {x['exit_code']}, {x['seconds']:.1f}s, log {x['log']})"
+    if r["stale"]:
+        yield render.Note("the base moved since the job started: checked on its tip as it is now")
+    yield ("all checks passed on the merge with the base" if r["passed"]
+           else "a check failed: zen land refuses this job (zen land --force lands it anyway)")
+
+
+def check(job: str = typer.Argument(..., help="The harvested job whose work to check."),
+          json_out: bool = JSON) -> int:
+    """Run the lane's checks (zen lane add|set NAME --check CMD) on the job's harvested work merged
+    into the base branch as it is now, in a throwaway tree inside zen's sandbox. Exit 1 when a
+    check fails."""
+    home = common.home()
+    job_id = resolve_job(home, job)
+    found = checks.run(home, job_id, actor="human")
+    if found is None:
+        raise UsageError(f"job {job_id}'s lane has no checks (zen lane set LANE --check CMD adds one)")
+    result = found.to_json()
+    render.emit(result, json_out, _shown)
+    return 0 if found.passed else 1
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
