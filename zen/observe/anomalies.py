@@ -1,6 +1,6 @@
 """Anomalies in what agents do, against the fleet's own history (issue 38). Pure: no I/O.
 
-    fold_turns(job, events) -> [Turn]                 a job's timeline as turns
+    fold_turns(job, events) -> [Turn]                 a job's timeline as turns (TurnFold: event by event)
     baselines(turns) -> {group: {metric: Baseline}}   per agent and lane, median and MAD
     detect(job_turns, base, only_last=False) -> [Finding]
 
@@ -147,24 +147,31 @@ def _call_key(ev: Mapping[str, Any]) -> str:
     return f"{ev.get('tool')}:{call.get('command') or call.get('file_path') or ''}"
 
 
-def fold_turns(job: str, events: Iterable[Mapping[str, Any]], group: tuple[str, str] | None = None) -> list[Turn]:
-    """The job's turns in order; the last may be open. Events before any turn start one."""
-    turns: list[Turn] = []
-    agent, lane = group or ("", "")
-    cur: Turn | None = None
-    for ev in events:
+class TurnFold:
+    """A job's timeline folded into turns, event by event (the live watch keeps one per job and
+    feeds it each batch of new events); `turns[-1]` may be open."""
+
+    def __init__(self, job: str, group: tuple[str, str] | None = None) -> None:
+        self.job = job
+        self.turns: list[Turn] = []
+        self.seq = 0                  # the last seq folded
+        self._fixed = group is not None
+        self.group = group or ("", "")
+        self._cur: Turn | None = None
+
+    def apply(self, ev: Mapping[str, Any]) -> None:
         etype = str(ev.get("type") or "")
-        seq = int(ev["seq"]) if type(ev.get("seq")) is int else (turns[-1].start_seq if turns else 0)
+        seq = int(ev["seq"]) if type(ev.get("seq")) is int else self.seq
+        self.seq = max(self.seq, seq)
         ts = str(ev.get("ts") or "")
-        if etype == TASK and group is None and isinstance(ev.get("task"), Mapping):
-            agent = str(ev["task"].get("agent") or "")
-            lane = str(ev["task"].get("lane") or ev["task"].get("repo") or "")
-        if etype in STARTS or (cur is None and (etype in GUARD or etype == USAGE)):
-            if cur is None:
-                cur = Turn(job, len(turns) + 1, seq, ts, (agent, lane))
-                turns.append(cur)
+        if etype == TASK and not self._fixed and isinstance(ev.get("task"), Mapping):
+            self.group = (str(ev["task"].get("agent") or ""), str(ev["task"].get("lane") or ev["task"].get("repo") or ""))
+        cur = self._cur
+        if cur is None and (etype in STARTS or etype in GUARD or etype == USAGE):
+            cur = self._cur = Turn(self.job, len(self.turns) + 1, seq, ts, self.group)
+            self.turns.append(cur)
         if cur is None:
-            continue
+            return
         cur.last_ts = ts or cur.last_ts
         if etype == USAGE:
             cur.cost_usd += _num(ev.get("cost_usd"))
@@ -177,8 +184,15 @@ def fold_turns(job: str, events: Iterable[Mapping[str, Any]], group: tuple[str, 
                 cur.edits.append((seq, str(ev["file_path"])))
         elif etype in ENDS:
             cur.end_seq, cur.end_ts = seq, ts
-            cur = None
-    return turns
+            self._cur = None
+
+
+def fold_turns(job: str, events: Iterable[Mapping[str, Any]], group: tuple[str, str] | None = None) -> list[Turn]:
+    """The job's turns in order; the last may be open. Events before any turn start one."""
+    fold = TurnFold(job, group)
+    for ev in events:
+        fold.apply(ev)
+    return fold.turns
 
 
 def _median(xs: list[float]) -> float:

@@ -23,7 +23,16 @@ from typing import Any
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
 from zen.errors import ZenError
-from zen.observe.anomalies import ENDS, Baseline, Finding, Turn, baselines, detect, fold_turns
+from zen.observe.anomalies import (
+    ENDS,
+    Baseline,
+    Finding,
+    Turn,
+    TurnFold,
+    baselines,
+    detect,
+    fold_turns,
+)
 from zen.orchestration.alerts import notify
 from zen.orchestration.job.pause import pause
 from zen.store import events as ev_store
@@ -99,6 +108,8 @@ class AnomalyWatch:
         self._bases: Bases = {}
         self._bases_at = float("-inf")
         self._looked: dict[str, float] = {}
+        self._folds: dict[str, TurnFold] = {}
+        self._known: dict[str, set[str]] = {}      # keys of the findings already flagged
 
     def bases(self) -> Bases:
         if self.clock() - self._bases_at >= BASELINE_S:
@@ -108,17 +119,42 @@ class AnomalyWatch:
         return self._bases
 
     def observe(self, job_id: str, new: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-        """Judge the job's last turn; the anomaly.flagged events written (each finding once)."""
+        """Judge the job's last turn; the anomaly.flagged events written (each finding once). The
+        job's turns are folded once from its timeline, then from each batch of new events."""
+        fold = self._folds.get(job_id)
+        if fold is None:
+            events = self.store.events(job_id)
+            fold = self._folds[job_id] = TurnFold(job_id, _group(events, self.store, job_id))
+            self._known[job_id] = set()
+            batch: list[dict[str, Any]] = events
+        else:
+            batch = [ev for ev in new or () if type(ev.get("seq")) is int and ev["seq"] > fold.seq]
+        for ev in batch:
+            fold.apply(ev)
+            if ev.get("type") == FLAGGED:
+                self._known[job_id].add(str(ev.get("key")))
         now = self.clock()
-        ends = any(str(ev.get("type")) in ENDS for ev in new or ())
+        ends = any(str(ev.get("type")) in ENDS for ev in batch)
         if not ends and now - self._looked.get(job_id, float("-inf")) < OBSERVE_S:
             return []
         self._looked[job_id] = now
-        events = self.store.events(job_id)
-        group = _group(events, self.store, job_id)
-        found = detect({job_id: fold_turns(job_id, events, group)}, self.bases(), only_last=True)
-        known = {e.get("key") for e in events if e.get("type") == FLAGGED}
-        return [ev for f in found if f.key not in known for ev in [self.flag(job_id, f, group[1])] if ev]
+        found = detect({job_id: fold.turns}, self.bases(), only_last=True)
+        written = []
+        for f in found:
+            if f.key in self._known[job_id]:
+                continue
+            self._known[job_id].add(f.key)
+            flagged = self.flag(job_id, f, fold.group[1])
+            if flagged is not None:
+                written.append(flagged)
+        if any(str(ev.get("type")) in (E.AGENT_EXITED, E.JOB_CANCELLED, E.JOB_FAILED) for ev in batch):
+            self.forget(job_id)
+        return written
+
+    def forget(self, job_id: str) -> None:
+        """Drop what is kept of an ended job (a later event folds its timeline afresh)."""
+        for d in (self._folds, self._known, self._looked):
+            d.pop(job_id, None)
 
     def flag(self, job_id: str, f: Finding, lane: str) -> dict[str, Any] | None:
         action = on_anomaly(self.home, lane)
