@@ -304,3 +304,18 @@ def test_with_a_supervisor_and_its_resident_guardian_running_the_session_is_judg
     evs = timeline(fake_home, job)
     assert [e["command"] for e in evs if e["type"] == "guard.denied"] == ["rm -rf ~"]
     assert zen_json("show", job)["state"]["state"] == "exited"
+
+
+@pytest.mark.parametrize(("agent", "args", "said"), [
+    ("claude", ["--settings", "mine.json", "-p", "x"], "its own --settings"),
+    ("claude", ["-p", "x", "--settings={}"], "its own --settings"),
+    ("codex", ["-c", "hooks.PreToolUse=[]", "exec", "x"], "sets Codex's hooks.PreToolUse itself"),
+    ("codex", ["--config=features.hooks=false"], "sets Codex's features.hooks itself"),
+    ("codex", ["exec", "--dangerously-bypass-approvals-and-sandbox", "x"], "would take down the wall"),
+    ("codex", ["--sandbox", "danger-full-access"], "would take down the wall"),
+])
+def test_arguments_that_would_replace_zens_hooks_or_wall_are_refused(
+        fake_home: Path, git_repo: Path, agent: str, args: list[str], said: str) -> None:
+    r = zen_run(agent, *args, cwd=git_repo)
+    assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not [p for p in (fake_home / "jobs").iterdir() if not p.name.startswith(".")]   # nothing started

@@ -117,6 +117,38 @@ def _aider(ctx: LaunchContext, args: list[str], env: dict[str, str]) -> tuple[li
     return argv, {}, {}
 
 
+def _flag(args: list[str], *names: str) -> str | None:
+    """The first of `args` that is one of the options `names` (alone or as NAME=VALUE)."""
+    return next((a for a in args if a in names or any(a.startswith(n + "=") for n in names)), None)
+
+
+def _config_keys(args: list[str]) -> list[str]:
+    """The keys Codex's `-c KEY=VALUE` / `--config KEY=VALUE` options set."""
+    out = []
+    for i, a in enumerate(args):
+        value = args[i + 1] if a in ("-c", "--config") and i + 1 < len(args) else (
+            a.split("=", 1)[1] if a.startswith("--config=") else None)
+        if value is not None:
+            out.append(value.split("=", 1)[0].strip())
+    return out
+
+
+def refuse_overrides(agent: str, args: list[str]) -> None:
+    """Arguments that would replace zen's hooks are refused (fail closed), naming where the
+    user's own settings go instead."""
+    if agent == "claude" and (found := _flag(args, "--settings")) is not None:
+        raise UsageError(f"zen run gives Claude Code its own --settings (the guardian's hooks), and a second "
+                         f"one ({found}) would replace it: put yours in ~/.claude/settings.json or the project's "
+                         f".claude/settings.json, which zen's layers above")
+    if agent == "codex" and (keys := [k for k in _config_keys(args)
+                                      if k.split(".")[0] in ("hooks", "features", "sandbox_mode")]):
+        raise UsageError(f"zen run sets Codex's {keys[0]} itself (its guardian hook and wall): leave out -c {keys[0]}")
+    if agent == "codex" and ((found := _flag(args, "--dangerously-bypass-approvals-and-sandbox", "--yolo"))
+                             or "danger-full-access" in args or "--sandbox=danger-full-access" in args):
+        raise UsageError(f"{found or 'danger-full-access'} would take down the wall zen run starts Codex in: "
+                         "turn the wall off for the lane instead (zen lane add NAME PATH --sandbox off)")
+
+
 def check(agent: str, where: Place) -> list[str]:
     """Whether the agent may start here: its wall can stand, an unguarded one is accepted. Raises
     Refused with the sentence; returns the warnings to tell."""
@@ -139,6 +171,7 @@ def launch(home: Home, cfg: Config, job_id: str, where: Place, agent: str, args:
            notes: list[str] | None = None) -> Launch:
     """`notes`: check()'s, when the caller asked it already (before the job was recorded)."""
     notes = check(agent, where) if notes is None else list(notes)
+    refuse_overrides(agent, args)
     ctx = context(home, cfg, job_id, where, agent)
     env = base_env(cfg, agent, home, job_id, where)
     if agent == "claude":

@@ -23,7 +23,7 @@ from zen.coord import leases
 from zen.core.events import EventType as E
 from zen.errors import ZenError
 from zen.orchestration.attach import record
-from zen.orchestration.attach.launch import check, launch
+from zen.orchestration.attach.launch import check, launch, refuse_overrides
 from zen.store import events as ev_store
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
@@ -63,6 +63,7 @@ def run(home: Home, agent: str, args: list[str], *, lane: str | None = None, nam
     cfg = Config.load(home)
     where = record.place(cfg, cwd or Path.cwd(), lane)
     notes = check(agent, where)       # a start refused here leaves no record behind
+    refuse_overrides(agent, args)
     for orphan in record.settle_orphans(home):
         tell(f"attached job {orphan} had lost its zen run (killed?): recorded as ended")
     job_id = record.open_job(home, where, agent, args, name)
