@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +58,26 @@ def replay_env(call: ToolCall, env: Any) -> dict[str, str]:
 
 
 def replay_call(call: ToolCall) -> dict[str, Any]:
+    """The call as data: its tool input (`raw`), and each of command, file_path and content only
+    where it is not what the tool input gives (ToolCall.from_hook): a Write's text is kept once."""
     out: dict[str, Any] = {"tool": call.tool}
-    for key in ("command", "file_path", "content"):
-        value = getattr(call, key)
-        if value is not None:
-            out[key] = value
+    derived = ToolCall.from_hook(call.tool, call.raw) if call.raw else ToolCall(call.tool)
     if call.raw:
         out["raw"] = dict(call.raw)
+    for key in ("command", "file_path", "content"):
+        value = getattr(call, key)
+        if value != getattr(derived, key):
+            out[key] = value
     return out
+
+
+def rebuild_call(c: Mapping[str, Any]) -> ToolCall:
+    """The ToolCall a replay_call() record stands for."""
+    tool = str(c["tool"])
+    raw = c.get("raw") if isinstance(c.get("raw"), Mapping) else None
+    base = ToolCall.from_hook(tool, raw) if raw else ToolCall(tool)
+    return ToolCall(tool=tool, command=c.get("command", base.command), file_path=c.get("file_path", base.file_path),
+                    content=c.get("content", base.content), raw=raw)
 
 
 def replay(call: ToolCall, ctx: Context, core: Decision | None) -> dict[str, Any]:

@@ -142,9 +142,7 @@ def _num(v: Any) -> float:
 
 
 def _call_key(ev: Mapping[str, Any]) -> str:
-    call = (ev.get("replay") or {}).get("call") if isinstance(ev.get("replay"), Mapping) else None
-    call = call if isinstance(call, Mapping) else ev
-    return f"{ev.get('tool')}:{call.get('command') or call.get('file_path') or ''}"
+    return f"{ev.get('tool')}:{ev.get('command') or ev.get('file_path') or ''}"
 
 
 class TurnFold:

@@ -29,6 +29,7 @@ from ruamel.yaml import YAML
 from zen.core.incident import Incident
 from zen.errors import ZenError
 from zen.guard.api import FILE_TOOLS
+from zen.guard.audit import rebuild_call
 from zen.orchestration.incidents import get
 from zen.orchestration.insight.replay import Change, Recorded, load, recorded, simulate
 from zen.store.atomic import atomic_write
@@ -154,13 +155,16 @@ def draft(incident: Incident, records: list[Recorded], seqs: list[int] | tuple[i
     for rec in records:
         if rec.decision != "allow" or (seqs and rec.seq not in seqs):
             continue
-        call = rec.replay.get("call") or {}
-        if rec.tool in FILE_TOOLS and call.get("file_path"):
-            rel = _rel(rec, str(call["file_path"]))
+        try:
+            call = rebuild_call(rec.replay.get("call") or {})
+        except (TypeError, ValueError, KeyError):
+            continue
+        if rec.tool in FILE_TOOLS and call.file_path:
+            rel = _rel(rec, call.file_path)
             if seqs or os.path.basename(rel).lower() in text:
                 matches.append({"tool": sorted(FILE_TOOLS), "path": [rel]})
             continue
-        for words in segments(str(call.get("command") or "")):
+        for words in segments(call.command or ""):
             if seqs or re.search(rf"(?<![\w-]){re.escape(words[0].lower())}(?![\w-])", text):
                 matches.append(rule_for(words))
     rules: list[dict[str, Any]] = []

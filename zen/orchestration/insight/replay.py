@@ -29,7 +29,8 @@ from typing import Any
 from zen.core.events import EventType as E
 from zen.core.ids import parse_iso
 from zen.errors import ZenError
-from zen.guard.api import DENY, Context, Decision, ToolCall
+from zen.guard.api import DENY, Context, Decision
+from zen.guard.audit import rebuild_call
 from zen.guard.context import Guard, read_head
 from zen.guard.policy.load import Policy, compile_sources, source_paths
 from zen.store.events import read_events, read_events_any
@@ -95,8 +96,14 @@ class Simulation:
 
 
 def _subject(ev: dict[str, Any]) -> str:
-    call = (ev.get("replay") or {}).get("call") or {}
-    return str(call.get("command") or call.get("file_path") or ev.get("command") or ev.get("file_path") or "")
+    call = (ev.get("replay") or {}).get("call")
+    if isinstance(call, dict) and isinstance(call.get("tool"), str):
+        try:
+            c = rebuild_call(call)
+            return str(c.command or c.file_path or "")
+        except (TypeError, ValueError, KeyError):
+            pass
+    return str(ev.get("command") or ev.get("file_path") or "")
 
 
 def _from_event(ev: dict[str, Any], job: str | None, lane: str | None) -> Recorded | None:
@@ -203,8 +210,10 @@ def judge(rec: Recorded, policy: Policy, home: Home) -> Decision | None:
     env = {str(k): str(v) for k, v in (r.get("env") or {}).items()}
     job = r.get("job") if isinstance(r.get("job"), str) else None
     agent = bool(r.get("agent"))
-    call = ToolCall(tool=c["tool"], command=c.get("command"), file_path=c.get("file_path"),
-                    content=c.get("content"), raw=c.get("raw") if isinstance(c.get("raw"), dict) else None)
+    try:
+        call = rebuild_call(c)
+    except (TypeError, ValueError, KeyError):
+        return None
     ctx = Context(cwd=rec.cwd or "/", worktree=r.get("worktree"), home=str(home.root), user_home=r.get("user_home"),
                   level=rec.level, domain=r.get("domain"), job_id=job, env=env, realpath=os.path.realpath,
                   agent=agent, read=read_head)
