@@ -11,6 +11,7 @@ from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.core.model import Level
 from zen.orchestration import autonomy as auto
+from zen.orchestration.job import killswitch
 from zen.orchestration.job.control import stop_all
 from zen.orchestration.read.query import resolve_job
 from zen.orchestration.read.status import supervisor_status
@@ -102,6 +103,8 @@ def autonomy_demote(domain: str = typer.Argument(..., help="The domain, e.g. cod
 
 def _engaged(k: auto.KillSwitch) -> Iterator[render.Out]:
     yield "KILL SWITCH ENGAGED: every domain is observe-only until zen kill-switch --release"
+    if k.held:
+        yield f"paused {len(k.held)} agent(s) the guardian does not see (resumed at the release): {', '.join(k.held)}"
     if k.stopped:
         yield f"stopped and harvested {len(k.stopped)} agent(s)"
 
@@ -115,10 +118,10 @@ def kill_switch(
     """Force every domain to observe-only at once, for running agents too (works with no supervisor)."""
     home = common.home()
     if release:
-        render.emit(auto.release_kill_switch(home), json_out,
+        render.emit(killswitch.release(home), json_out,
                     lambda _: ["kill switch released; domains are back at their own levels"])
         return 0
-    result = auto.engage_kill_switch(home, reason)
+    result = killswitch.engage(home, reason)
     if stop_agents:
         result = replace(result, stopped=tuple(stop_all(home, reason="kill switch")))
     render.emit(result, json_out, _engaged)

@@ -280,10 +280,12 @@ class KillSwitch:
     reason: str
     already_engaged: bool
     stopped: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()      # paused: agents the guardian does not see (job/killswitch.py)
 
     def to_json(self) -> dict[str, Any]:
         return {"zen": 1, "engaged_at": self.engaged_at, "by": self.by, "reason": self.reason,
-                "already_engaged": self.already_engaged, "stopped": list(self.stopped)}
+                "already_engaged": self.already_engaged, "stopped": list(self.stopped),
+                "held": list(self.held)}
 
 
 @dataclass(frozen=True)

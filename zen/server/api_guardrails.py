@@ -10,7 +10,7 @@ from zen.core.events import EventType as E
 from zen.errors import ZenError
 from zen.guard import approvals as gapprovals
 from zen.orchestration import autonomy, guardrails
-from zen.orchestration.job import control
+from zen.orchestration.job import control, killswitch
 from zen.orchestration.read.schedule import breaker_status
 from zen.server.api_tasks import ERRORS
 from zen.server.context import home
@@ -122,7 +122,7 @@ def get_killswitch(h: Home = Depends(home)) -> KillSwitch:
 @router.post("/killswitch", response_model=KillSwitch)
 def engage(body: KillSwitchBody, h: Home = Depends(home)) -> KillSwitch:
     """Every domain observe-only at once (as `zen kill-switch`); `stop_agents` also stops them."""
-    autonomy.engage_kill_switch(h, body.reason)
+    killswitch.engage(h, body.reason)     # and the agents the guardian does not see held
     if body.stop_agents:
         control.stop_all(h, reason="kill switch")
     return kill_state(h)
@@ -133,5 +133,5 @@ def release(h: Home = Depends(home)) -> KillSwitch:
     """Release the kill switch (as `zen kill-switch --release`)."""
     if not h.kill_file.exists():
         raise ZenError("the kill switch is not engaged")
-    autonomy.release_kill_switch(h)
+    killswitch.release(h)
     return kill_state(h)
