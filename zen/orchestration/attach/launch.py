@@ -151,7 +151,7 @@ def refuse_overrides(agent: str, args: list[str]) -> None:
 
 def check(agent: str, where: Place) -> list[str]:
     """Whether the agent may start here: its wall can stand, an unguarded one is accepted. Raises
-    Refused with the sentence; returns the warnings to tell."""
+    SpawnError with the sentence; returns what to tell the user before it starts."""
     if agent not in AGENTS:
         raise UsageError(f"zen run starts {', '.join(AGENTS)}, not {agent!r}")
     notes = []
@@ -183,6 +183,8 @@ def launch(home: Home, cfg: Config, job_id: str, where: Place, agent: str, args:
     else:
         argv, extra, files = _aider(ctx, args, env)
     env.update(extra)
-    if ctx.level == "observe":
+    if kill_switch_on(str(home.root)):
         notes.append("the kill switch is engaged: the guardian allows reads only")
+    elif ctx.level == "observe":
+        notes.append("this domain is at observe: the guardian allows reads only")
     return Launch(argv, env, files, notes)
