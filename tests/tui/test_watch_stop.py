@@ -181,7 +181,7 @@ def test_a_stop_made_while_the_feed_reads_the_home_is_not_missed(home: Path, mon
     feed: Feed
 
     def on_update(_: Update) -> None:  # busy until the stop has been made
-        wait_until(lambda: feed._stopping, timeout=30, message="stop() to be called")
+        wait_until(lambda: feed.stopping, timeout=30, message="stop() to be called")
 
     feed = Feed(Home(home), on_update)
     feed.start()
@@ -189,5 +189,5 @@ def test_a_stop_made_while_the_feed_reads_the_home_is_not_missed(home: Path, mon
     stopper.start()
     stopper.join(timeout=20)
     assert not stopper.is_alive(), "stop() waited for the feed's liveness period"
-    assert feed._thread is not None and not feed._thread.is_alive(), "the feed slept on after stop() (join gave up)"
+    assert not feed.alive, "the feed slept on after stop() (join gave up)"
 

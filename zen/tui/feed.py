@@ -11,13 +11,13 @@ at most every `OUTPUT_EVERY_S`; timeline changes go through at once.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zen.adapters.watch import FileEvents
+from zen.adapters.worker import Worker
 from zen.store import layout
 from zen.store.home import Home
 from zen.tui.rows import JobView
@@ -45,16 +45,17 @@ class Feed:
         self.home = home
         self.source = HomeSource(home)
         self.on_update = on_update
-        self._lock = threading.Condition()
+        self._worker = Worker("zen-watch-feed", self._pass, log)
+        self._lock = self._worker.cond
         self._events: set[str] = set()       # jobs whose timeline changed
         self._output: set[str] = set()       # jobs whose pane.log changed
         self._pending = False
         self._approvals = False
         self._control = False
-        self._stopping = False
+        self._started = False
+        self._last_alive = 0.0
         self._next_output: dict[str, float] = {}
         self._pending_ids: set[str] = set()
-        self._thread: threading.Thread | None = None
         self._watch = FileEvents(self._on_path, [
             (home.jobs, True), (home.control, False), (home.spool_new, False),
             (home.approvals_in("pending"), False)])
@@ -82,60 +83,55 @@ class Feed:
                 self._control = True
             else:
                 return
-            self._lock.notify()
+            self._worker.poke()
 
     # -- life cycle -----------------------------------------------------------------------------------
     def start(self) -> None:
         self._watching = self._watch.start()
-        self._thread = threading.Thread(target=self._run, name="zen-watch-feed", daemon=True)
-        self._thread.start()
+        self._worker.start()
 
     def stop(self) -> None:
         self._watch.stop()
-        with self._lock:
-            self._stopping = True
-            self._lock.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._worker.stop(timeout_s=5)
+
+    @property
+    def stopping(self) -> bool:
+        return self._worker.stopping
+
+    @property
+    def alive(self) -> bool:
+        return self._worker.alive
 
     def poke(self) -> None:
         """Look at everything again (after an action, or when asked to)."""
+        self._everything()
+        self._worker.poke()
+
+    def _everything(self) -> None:
         with self._lock:
             self._pending = self._approvals = self._control = True
             self._events.update(self.source.job_ids())
-            self._lock.notify()
 
     # -- the feed's thread ------------------------------------------------------------------------------
-    def _run(self) -> None:
-        try:
+    def _pass(self) -> float:
+        """The first pass reads the whole home; each later one what the file events named (after
+        a moment, so that events arriving together make one update). Returns the wait until the
+        next: the liveness check, a job's output coming due, or the sweep without a file watch."""
+        if not self._started:
+            self._started = True
+            self._last_alive = time.monotonic()
             self._full()
-        except Exception:
-            log.exception("zen watch: the first read of the home failed")
-        last_alive = time.monotonic()
-        while True:
-            with self._lock:
-                timeout = self._timeout(last_alive)
-                if not self._stopping and not self._has_work():  # a stop() made while it worked is not missed
-                    self._lock.wait(timeout)
-                if self._stopping:
-                    return
-            time.sleep(COALESCE_S)
-            now = time.monotonic()
-            if now - last_alive >= LIVENESS_S:
-                last_alive = now
-                with self._lock:
-                    self._control = True
-            if not self._watching:
-                self.poke()
-            try:
-                self._drain(now)
-            except Exception:
-                log.exception("zen watch: reading the home failed; trying again on the next change")
-
-    def _has_work(self) -> bool:
+            return self._timeout(self._last_alive)
+        time.sleep(COALESCE_S)
         now = time.monotonic()
-        ripe = any(self._next_output.get(j, 0.0) <= now for j in self._output)
-        return bool(self._events or ripe or self._pending or self._approvals or self._control)
+        if now - self._last_alive >= LIVENESS_S:
+            self._last_alive = now
+            with self._lock:
+                self._control = True
+        if not self._watching:
+            self._everything()     # no file events: every pass is a sweep
+        self._drain(now)
+        return self._timeout(self._last_alive)
 
     def _timeout(self, last_alive: float) -> float:
         now = time.monotonic()
