@@ -9,7 +9,7 @@ stderr is what the model would be told), else the call runs. Each answer is writ
 transcript as Claude Code writes it (~/.claude/projects/<cwd slug>/<session>.jsonl, each response
 on two lines repeating its ids and usage), then the Stop hook runs with the transcript's path. It
 prints one JSON line per call (tool, allowed, reason) and what it was given (argv), and exits with
-$FAKE_CLAUDE_EXIT (0 by default).
+$FAKE_CLAUDE_EXIT (0 by default); with $FAKE_CLAUDE_ON_INT, a Ctrl-C ends it with that code.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import uuid
@@ -42,6 +43,8 @@ def run_hook(command: str, payload: dict) -> subprocess.CompletedProcess[str]:
 
 
 def main(argv: list[str]) -> int:
+    if os.environ.get("FAKE_CLAUDE_ON_INT"):   # Ctrl-C ends it with this exit code, as a TUI decides
+        signal.signal(signal.SIGINT, lambda *_: os._exit(int(os.environ["FAKE_CLAUDE_ON_INT"])))
     settings_path = argv[argv.index("--settings") + 1]
     settings = json.loads(Path(settings_path).read_text())
     cwd = os.getcwd()

@@ -319,3 +319,29 @@ def test_arguments_that_would_replace_zens_hooks_or_wall_are_refused(
     r = zen_run(agent, *args, cwd=git_repo)
     assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not [p for p in (fake_home / "jobs").iterdir() if not p.name.startswith(".")]   # nothing started
+
+
+def test_ctrl_c_in_the_terminal_is_the_agents_to_answer_and_zen_run_records_how_it_ended(
+        fake_home: Path, git_repo: Path, tmp_path: Path) -> None:
+    sock = os.path.join(os.environ["TMUX_TMPDIR"], "term")
+    never = tmp_path / "never"
+    script = json.dumps([{"tool": "Bash", "command": f"while [ ! -e {never} ]; do sleep 0.1; done"}])
+    inner = (f"FAKE_CLAUDE_ON_INT=7 FAKE_CLAUDE_SCRIPT='{script}' {' '.join(ZEN)} run claude; "
+             "echo zen-run-exit=$?; sleep 600")
+    subprocess.run(["tmux", "-S", sock, "new-session", "-d", "-c", str(git_repo), inner], check=True, timeout=30)
+
+    def screen() -> str:
+        return subprocess.run(["tmux", "-S", sock, "capture-pane", "-p", "-t", "0"], capture_output=True,
+                              text=True, timeout=30).stdout
+    try:
+        job = wait_until(lambda: next((j["job"] for j in zen_json("status")["jobs"]), None), timeout=60,
+                         message="the attached job")
+        wait_until(lambda: any(e["type"] == "guard.allowed" for e in timeline(fake_home, job)), timeout=60,
+                   message="the session at work")
+        subprocess.run(["tmux", "-S", sock, "send-keys", "-t", "0", "C-c"], check=True, timeout=30)
+        wait_until(lambda: "zen-run-exit=" in screen(), timeout=60, message="zen run's end")
+    finally:
+        never.touch()
+    assert "zen-run-exit=7" in screen(), screen()
+    ended = [e for e in timeline(fake_home, job) if e["type"] == "agent.exited"]
+    assert len(ended) == 1 and ended[0]["exit_code"] == 7
