@@ -102,3 +102,19 @@ def test_a_session_zen_ran_is_marked_with_its_job(isolated_env: Path, fake_home:
     r = zen("sessions", "--json", env={"ZEN_HOME": ""}, cwd=isolated_env)
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)["sessions"]) == 2
+
+
+def test_a_sessions_subagents_count_in_it_and_side_replays_do_not(isolated_env: Path, home: Path) -> None:
+    projects = isolated_env / ".claude" / "projects" / "-work-app"
+    main = _claude_lines("s-main", "/work/app", [("msg_1", "req_1", U1)], days_ago=0)
+    # a side question replays the main chain's message under another request id: not a call
+    replay = dict(main[1], isSidechain=True, requestId="req_side")
+    _write(projects / "s-main.jsonl", [*main, replay])
+    # a subagent's own transcript, below the session's directory: its calls are the session's
+    sub = [dict(x, isSidechain=True) for x in _claude_lines("s-main", "/work/app", [("msg_s", "req_s", U2)],
+                                                             days_ago=0)]
+    _write(projects / "s-main" / "subagents" / "agent-1.jsonl", sub)
+    (s,) = zen_json("sessions")["sessions"]
+    assert s["session"] == "s-main" and s["api_calls"] == 2
+    assert s["input_tokens"] == 1000 + 7 and s["output_tokens"] == 200 + 11
+    assert s["turns"] == 1     # the subagent's prompts are not the user's
