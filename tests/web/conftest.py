@@ -69,3 +69,11 @@ def shot(driver: Any, name: str) -> Path:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if ARTIFACTS.exists() and any(ARTIFACTS.glob("*.png")):
         terminalreporter.write_line(f"dashboard screenshots: {ARTIFACTS}")
+
+
+def type_into(driver: Any, element: Any, *keys: str) -> None:
+    """Click a terminal (xterm.js takes the focus in its own input) and type there, as a person does."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    element.click()
+    ActionChains(driver).send_keys(*keys).perform()

@@ -11,7 +11,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import git, wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot
+from tests.web.conftest import shot, type_into
 
 pytestmark = pytest.mark.slow
 
@@ -181,9 +181,7 @@ def test_the_grid_shows_a_tile_per_live_agent_with_its_terminal(page: Any, serve
     shot(page, "grid")
     # typing reaches an agent only through its focused tile
     term = css(page, f'.tile[data-job="{a}"] .term')
-    term.click()
-    term.send_keys("hello tile")
-    term.send_keys(Keys.ENTER)
+    type_into(page, term, "hello tile", Keys.ENTER)
     wait_until(lambda: "ok: hello tile" in attr(page, f'.tile[data-job="{a}"] .term', 'data-text'),
                message="the typed line to reach agent A")
     sent = [e for e in served.events(a) if e["type"] == "input.sent"]
@@ -223,10 +221,9 @@ def test_keys_reach_the_agent_in_the_order_typed_when_a_batch_is_slow(page: Any,
     page.execute_script(HOLD_FIRST_KEYS)
     try:
         term = css(page, f'.tile[data-job="{job}"] .term')
-        term.click()
-        term.send_keys("hel")
+        type_into(page, term, "hel")
         wait_until(lambda: page.execute_script("return window.keyPosts") == 1, message="the first batch to be sent")
-        term.send_keys("lo", Keys.ENTER)  # typed while the first batch is still on its way
+        type_into(page, term, "lo", Keys.ENTER)  # typed while the first batch is still on its way
         page.execute_script("window.releaseKeys()")
         wait_until(lambda: "ok: hello" in attr(page, f'.tile[data-job="{job}"] .term', 'data-text'),
                    message="the line in the order typed")

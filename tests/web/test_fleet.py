@@ -14,7 +14,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import REPO_ROOT, wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot
+from tests.web.conftest import shot, type_into
 
 pytestmark = pytest.mark.slow
 
@@ -98,8 +98,7 @@ def test_twelve_live_agents_in_the_grid_and_keys_typed_into_the_last_tile_reach_
     last = jobs[-1]
     term = page.find_element("css selector", f".tile[data-job='{last}'] .term")
     js(page, "arguments[0].scrollIntoView()", term)
-    term.click()
-    term.send_keys("hello last tile", Keys.ENTER)
+    type_into(page, term, "hello last tile", Keys.ENTER)
     wait_until(lambda: "ok: hello last tile" in term_text(page, last), timeout=20,
                message="the typed line to reach the last agent and its answer to show")
     sent = [e for e in fleet.events(last) if e["type"] == "input.sent"]

@@ -14,7 +14,7 @@ from tests.web.test_dashboard import click, text_of
 
 def test_log_out_ends_the_session_on_the_server(browser: Any, served: Served) -> None:
     browser.get(served.zen_ok("serve", "--url"))
-    wait_until(lambda: browser.current_url.endswith("/agent#sessions"), message="the redirect to the dashboard")
+    wait_until(lambda: browser.current_url.endswith("/agent"), message="the redirect to the dashboard")
     wait_until(lambda: "live" in text_of(browser, "#live"), message="the event stream to connect")
     cookie = {c["name"]: c for c in browser.get_cookies()}["zen_session"]["value"]
     click(browser, "#logout")

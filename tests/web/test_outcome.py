@@ -12,7 +12,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot
+from tests.web.conftest import shot, type_into
 
 pytestmark = pytest.mark.slow
 
@@ -136,9 +136,8 @@ def test_keys_typed_in_a_tile_without_enter_are_not_sent_in_front_of_the_next_se
     wait_until(lambda: "Which colour?" in str(js(page, "const e = document.querySelector(arguments[0]); "
                                                        "return e ? e.dataset.text : ''", term_sel)))
     term = page.find_element("css selector", term_sel)
-    term.click()
-    term.send_keys("xy")
-    wait_until(lambda: any(e["type"] == "input.sent" and e["text"] == "xy" for e in served.events(job)),
+    type_into(page, term, "xy")
+    wait_until(lambda: "xy" in "".join(e["text"] for e in served.events(job) if e["type"] == "input.sent"),
                message="the stray keys to reach the agent")
     js(page, "document.querySelector('#tabs [data-tab=sessions]').click()")
     click(page, f"#sessions tr[data-job='{job}']")

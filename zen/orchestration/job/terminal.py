@@ -56,29 +56,99 @@ def screen(home: Home, ref: str) -> Screen:
     return Screen(job_id, "\n".join(rows), cx, cy, w, h, bool(info and not info.dead and snap.state.live))
 
 
-def screens(home: Home, job_ids: list[str]) -> dict[str, Screen]:
-    """The screens of several jobs at once (the page's one stream): one listing of the panes for
-    all of them, then one tmux call per pane. A job without a pane gets an empty, not-live Screen."""
-    store = JobStore(home)
+HISTORY_LINES = 2000        # scrollback a terminal is seeded with when the page attaches
+REPLAY_BYTES = 256 * 1024   # the end of an ended job's output the page replays
+MIN_COLS, MAX_COLS, MIN_ROWS, MAX_ROWS = 20, 400, 5, 150
+
+
+@dataclass(frozen=True)
+class Seed(Result):
+    """What a terminal in the page starts from: the pane's scrollback and screen as tmux holds
+    them (SGR kept, rows joined by CRLF), the cursor, the size, and the byte offset of pane.log
+    its output stream continues from."""
+
+    job: str
+    data: str = ""
+    cursor_x: int = 0
+    cursor_y: int = 0
+    width: int = 0
+    height: int = 0
+    offset: int = 0
+    live: bool = False
+
+
+def _pane_of(home: Home, job_id: str) -> tuple[Tmux, str] | None:
+    snap = JobStore(home).snapshot(job_id, write=False)
+    if not snap.state.live or not snap.tmux_session:
+        return None
     tmux = Tmux.for_home(home)
+    info = tmux.pane(snap.tmux_session)
+    return (tmux, info.pane_id) if info is not None and not info.dead else None
+
+
+def seed(home: Home, job_id: str) -> Seed:
+    """The pane's scrollback and screen now, and where in pane.log the stream of its output goes on."""
+    got = _pane_of(home, job_id)
+    if got is None:
+        return Seed(job_id)
+    tmux, pane = got
+    r = tmux.run_chain(["display-message", "-p", "-t", pane, tmux_adapter.SCREEN_FORMAT],
+                       ["capture-pane", "-p", "-e", "-S", f"-{HISTORY_LINES}", "-t", pane], check=False)
+    lines = list(r.stdout) if not isinstance(r.stdout, str) else r.stdout.split("\n")
     try:
-        panes = tmux.panes()
-    except ZenError:
-        panes = {}
-    out: dict[str, Screen] = {}
-    for job_id in job_ids:
-        try:
-            snap = store.snapshot(job_id, write=False)
-        except (ZenError, OSError, ValueError):
-            continue
-        info = panes.get(snap.tmux_session) if snap.tmux_session else None
-        got = tmux_adapter.screen(tmux, info.pane_id) if info is not None else None
-        if got is None:
-            out[job_id] = Screen(job_id)
-            continue
-        rows, cx, cy, w, h = got
-        out[job_id] = Screen(job_id, "\n".join(rows), cx, cy, w, h, bool(info and not info.dead and snap.state.live))
-    return out
+        offset = home.job(job_id).pane_log.stat().st_size   # after the capture: nothing shown twice
+    except OSError:
+        offset = 0
+    if r.returncode != 0 or not lines:
+        return Seed(job_id, offset=offset)
+    try:
+        cx, cy, w, h = (int(x) for x in lines[0].split())
+    except ValueError:
+        return Seed(job_id, offset=offset)
+    rows = lines[1:]
+    # the screen is the last `h` rows tmux gave (fewer when the pane has not filled yet)
+    rows += [""] * max(0, h - len(rows))
+    return Seed(job_id, "\x1b[0m" + "\r\n".join(rows), cx, cy, w, h, offset, True)
+
+
+def output(home: Home, job_id: str, offset: int, limit: int = 1 << 20) -> tuple[bytes, int]:
+    """What the pane printed since `offset` (at most `limit` bytes), and the offset after it."""
+    try:
+        with open(home.job(job_id).pane_log, "rb") as f:
+            f.seek(offset)
+            data = f.read(limit)
+    except OSError:
+        return b"", offset
+    return data, offset + len(data)
+
+
+def replay(home: Home, ref: str) -> tuple[str, bool]:
+    """The end of a job's output as the pane printed it (escapes kept), and whether it was cut."""
+    job_id = resolve_job(home, ref)
+    path = home.job(job_id).pane_log
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            f.seek(max(0, size - REPLAY_BYTES))
+            data = f.read()
+    except OSError:
+        return "", False
+    return data.decode("utf-8", errors="replace"), size > REPLAY_BYTES
+
+
+def resize(home: Home, ref: str, cols: int, rows: int) -> Screen:
+    """Make the job's pane `cols` x `rows` (the page's terminal follows its tile): the agent
+    gets SIGWINCH and redraws. The pane keeps that size until the next resize."""
+    if not (MIN_COLS <= cols <= MAX_COLS and MIN_ROWS <= rows <= MAX_ROWS):
+        raise UsageError(f"a terminal is {MIN_COLS}-{MAX_COLS} columns by {MIN_ROWS}-{MAX_ROWS} rows, "
+                         f"not {cols}x{rows}")
+    job_id = resolve_job(home, ref)
+    got = _pane_of(home, job_id)
+    if got is None:
+        raise ZenError(f"job {job_id} has no running agent to resize")
+    tmux, pane = got
+    tmux.run("resize-window", "-t", pane, "-x", str(cols), "-y", str(rows))
+    return screen(home, job_id)
 
 
 def describe(items: list[tuple[str, str]]) -> str:
@@ -116,4 +186,4 @@ def type_keys(home: Home, ref: str, items: list[tuple[str, str]], *, via: str = 
     return Sent(job_id, ev["seq"], snap.state.value)
 
 
-__all__ = ["KEY_RE", "Screen", "describe", "screen", "screens", "type_keys"]
+__all__ = ["KEY_RE", "Screen", "Seed", "describe", "output", "replay", "resize", "screen", "seed", "type_keys"]

@@ -10,8 +10,6 @@ const Z = {
   lanes: [],
   tab: "sessions",
   source: null,
-  screens: new Map(),       // job id -> its last screen (from the stream)
-  views: new Map(),         // job id -> the elements drawing its screen
   onSessions: [],           // callbacks (grid.js)
 };
 
@@ -245,27 +243,9 @@ async function control(job, what) {
   if (r) refreshJob(job);
 }
 
-// the live screen of a job's terminal, drawn into `el`. Screens come on the page's one stream
-// (every live agent's); an ended job's last screen is asked for once. Returns {close()}.
-function watchScreen(job, el) {
-  let views = Z.views.get(job);
-  if (!views) { views = new Set(); Z.views.set(job, views); }
-  views.add(el);
-  const last = Z.screens.get(job);
-  ZenTerm.render(el, last || { job, text: "", live: false });
-  const s = Z.sessions.get(job);
-  if (!last && !(s && LIVE.has(s.state))) {
-    api("GET", `/sessions/${encodeURIComponent(job)}/screen`).then(putScreen, () => {});
-  }
-  return { close() { views.delete(el); if (!views.size) Z.views.delete(job); } };
-}
-function putScreen(shot) {
-  const prev = Z.screens.get(shot.job);
-  // an agent that ended leaves its last screen up (the pane is gone, so the new one is empty)
-  if (!shot.live && !shot.text && prev) shot = { ...prev, live: false };
-  Z.screens.set(shot.job, shot);
-  (Z.views.get(shot.job) || []).forEach(el => ZenTerm.render(el, shot));
-}
+// a job's terminal drawn into `el` (term.js): live from the page's one stream, or the replay of
+// an ended job's output; returns the view ({close()})
+function watchScreen(job, el, opts) { return ZenTerm.open(el, job, opts); }
 
 // -- tasks ----------------------------------------------------------------------------------------
 async function loadTasks() {
@@ -465,7 +445,9 @@ function connect() {
     if (Z.tab === "guardrails" && ev.type.startsWith("guard.")) soon("guardrails", loadGuardrails, 300);
     if ((typeof ZenGrid !== "undefined")) ZenGrid.onEvent(ev);
   };
-  es.addEventListener("screen", m => putScreen(JSON.parse(m.data)));
+  es.addEventListener("seed", m => ZenTerm.seed(JSON.parse(m.data)));
+  es.addEventListener("out", m => ZenTerm.out(JSON.parse(m.data)));
+  es.addEventListener("ended", m => ZenTerm.ended(JSON.parse(m.data)));
   es.addEventListener("approvals", () => {
     soon("approvals", ZenNeeds.loadApprovals, 50);
     if (Z.tab === "guardrails") soon("guardrails", loadGuardrails, 100);

@@ -9,7 +9,7 @@ const ZenGrid = (() => {
   let shown = false;
 
   function tileFor(s) {
-    const term = h("div", { class: "term", tabindex: "0", role: "application",
+    const term = h("div", { class: "term", role: "application",
                             "aria-label": `terminal of ${s.name || s.job}: keys go to this agent; Ctrl+] leaves it`,
                             title: "click, then type: keys go to this agent (Ctrl+] leaves the terminal)" });
     const el = h("div", { class: "tile", dataset: { job: s.job } },
@@ -20,27 +20,18 @@ const ZenGrid = (() => {
         h("button", { type: "button", class: "files", onclick: () => ZenFiles.open(s.job) }, "Files"),
         h("button", { type: "button", class: "max", title: "enlarge", onclick: () => { el.classList.toggle("max"); refit(); } }, "⤢")),
       term);
-    const t = { el, term, es: watchScreen(s.job, term), queue: [], timer: null, sending: false };
-    term.addEventListener("keydown", e => onKey(s.job, t, e));
-    term.addEventListener("paste", e => {
-      const text = e.clipboardData.getData("text");
-      if (text) { t.queue.push({ text }); flush(s.job, t); }
-      e.preventDefault();
-    });
-    return t;
+    return { el, term, queue: [], timer: null, sending: false, es: null };
   }
 
-  function onKey(job, t, e) {
-    if (e.ctrlKey && e.key === "]") { e.preventDefault(); t.term.blur(); t.el.querySelector("header button").focus(); return; }
-    const item = ZenTerm.keyItem(e);
-    if (!item) return;
-    e.preventDefault();
-    if (item.text) drafts.add(job);
-    else if (["Enter", "C-c", "C-u"].includes(item.key)) drafts.delete(job);
-    const last = t.queue[t.queue.length - 1];
-    if (item.text && last && last.text) last.text += item.text; else t.queue.push(item);
+  function onItems(job, t, items) {
+    for (const item of items) {
+      if (item.text) drafts.add(job);
+      else if (["Enter", "C-c", "C-u"].includes(item.key)) drafts.delete(job);
+      const last = t.queue[t.queue.length - 1];
+      if (item.text && last && last.text) last.text += item.text; else t.queue.push(item);
+    }
     clearTimeout(t.timer);
-    t.timer = setTimeout(() => flush(job, t), item.key ? 0 : 40);
+    t.timer = setTimeout(() => flush(job, t), items.some(i => i.key) ? 0 : 15);
   }
 
   // One POST at a time per tile: the server answers requests in parallel, so two batches in flight
@@ -76,21 +67,25 @@ const ZenGrid = (() => {
     refit();
   }
 
-  function refit() {
-    requestAnimationFrame(() => tiles.forEach(t => ZenTerm.fit(t.term)));
-  }
+  function refit() { /* each terminal follows its tile by itself (a ResizeObserver in term.js) */ }
 
   // keep a tile for every live agent
   function sync() {
     const live = [...Z.sessions.values()].filter(s => LIVE.has(s.state));
     const ids = new Set(live.map(s => s.job));
     for (const [job, t] of tiles) {
-      if (!ids.has(job)) { t.es.close(); t.el.remove(); tiles.delete(job); }
+      if (!ids.has(job)) { if (t.es) t.es.close(); t.el.remove(); tiles.delete(job); }
     }
     const grid = $("#grid");
     for (const s of live.sort((a, b) => (a.created_at || "").localeCompare(b.created_at || ""))) {
       let t = tiles.get(s.job);
-      if (!t) { t = tileFor(s); tiles.set(s.job, t); grid.appendChild(t.el); }
+      if (!t) {
+        t = tileFor(s);
+        tiles.set(s.job, t);
+        grid.appendChild(t.el);   // in the page first: the terminal measures its cells there
+        const tile = t;
+        t.es = watchScreen(s.job, t.term, { sizePane: true, onItems: items => onItems(s.job, tile, items) });
+      }
       update(t, s);
     }
     layout();
