@@ -41,6 +41,7 @@ WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "command", "exec", "nice",
 SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "|&", "\n"})
 _SUB = re.compile(r"^[a-z][a-z0-9:_-]*$")
+_COUNT = re.compile(r"^\d+(\.\d+)?[smhd]?$")     # a wrapper's number: timeout 10, nice -n 5
 
 
 @dataclass
@@ -114,9 +115,13 @@ def segments(command: str) -> list[list[str]]:
 
 
 def _open(words: list[str]) -> list[list[str]]:
-    i = 0
-    while i < len(words) and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i]) or os.path.basename(words[i]) in WRAPPERS
-                              or (i and words[i].startswith("-"))):
+    i, wrapped = 0, False
+    while i < len(words):
+        w = words[i]
+        if os.path.basename(w) in WRAPPERS:
+            wrapped = True
+        elif not (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w) or (wrapped and (w.startswith("-") or _COUNT.match(w)))):
+            break
         i += 1
     words = words[i:]
     if not words:
@@ -129,15 +134,32 @@ def _open(words: list[str]) -> list[list[str]]:
     return [[prog, *words[1:]]]
 
 
-def rule_for(words: list[str]) -> dict[str, Any]:
-    """The narrowest rule a command's words show: its program, subcommand and options."""
+def options(rest: list[str]) -> list[str]:
+    """The options among a command's words: --long (without its =value), and each letter of a
+    short cluster (-rf is -r and -f, as the rule's `flags` match them)."""
+    out: set[str] = set()
+    for w in rest:
+        if w == "--":
+            break
+        if w.startswith("--") and len(w) > 2:
+            out.add(w.split("=", 1)[0])
+        elif w.startswith("-") and len(w) > 1:
+            out.update(f"-{c}" for c in w[1:] if c.isalpha())
+    return sorted(out)
+
+
+def rule_for(words: list[str], text: str = "") -> dict[str, Any]:
+    """The narrowest rule a command's words show: its program, subcommand and options. A rule's
+    `flags` match when any of them is present, so only the options the incident's `text` names
+    are kept when it names some."""
     prog, rest = words[0], words[1:]
     match: dict[str, Any] = {"command": [prog]}
     if rest and _SUB.match(rest[0]):
         match["subcommand"] = [rest[0]]
-    flags = sorted({w.split("=", 1)[0] for w in rest if w.startswith("-") and w not in {"-", "--"}})
-    if flags:
-        match["flags"] = flags
+    flags = options(rest)
+    named = [f for f in flags if re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", text)]
+    if named or flags:
+        match["flags"] = named or flags
     return match
 
 
@@ -166,7 +188,7 @@ def draft(incident: Incident, records: list[Recorded], seqs: list[int] | tuple[i
             continue
         for words in segments(call.command or ""):
             if seqs or re.search(rf"(?<![\w-]){re.escape(words[0].lower())}(?![\w-])", text):
-                matches.append(rule_for(words))
+                matches.append(rule_for(words, text))
     rules: list[dict[str, Any]] = []
     for m in matches:
         if any(r["match"] == m for r in rules):
