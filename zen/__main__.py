@@ -44,9 +44,9 @@ def main() -> None:
         hook.leave(hook.main(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "serve"] and not asks_help:
         # lean start: the supervisor starts the resident guardian with every start of its own
-        from zen.guard.hook import verdict
-        from zen.guard.resident.server import main as guard_serve
-        from zen.orchestration.job.turnhook import relayed
+        from zen.guard.hook import verdict  # the decision it serves
+        from zen.guard.resident.server import main as guard_serve  # the server itself
+        from zen.orchestration.job.turnhook import relayed  # walled agents' turn signals
 
         sys.exit(guard_serve(argv[2:], verdict, writes_check=lease_check, turns=relayed))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:

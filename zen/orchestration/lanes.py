@@ -3,7 +3,7 @@ which lane (repository, base ref, setup) a task works on: `resolve_lane`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,8 +69,10 @@ def remove_lane(home: Home, name: str) -> None:
     edit_config(home, change)
 
 
-def update_lane(home: Home, name: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Set (or, with a value of None, remove) keys of one lane's spec in zen.yaml."""
+def edit_lane(home: Home, name: str, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """One lane's spec in zen.yaml replaced by `edit(spec)`, under the config's lock; the new spec."""
+    from ruamel.yaml.comments import CommentedMap  # 30 ms: zen dispatch imports this module
+
     result: dict[str, Any] = {}
 
     def change(cfg: Config) -> None:
@@ -78,15 +80,21 @@ def update_lane(home: Home, name: str, values: Mapping[str, Any]) -> dict[str, A
         if name not in lanes:
             known = ", ".join(sorted(lanes)) or "none yet"
             raise NotFound(f"no lane named {name!r} (known lanes: {known}; add one with zen lane add)")
-        for key, value in values.items():
-            if value is None:
-                lanes[name].pop(key, None)
-            else:
-                lanes[name][key] = value
-        result.update({"name": name, **lanes[name]})
+        spec = edit(dict(lanes[name]))
+        lanes[name] = CommentedMap(spec)
+        result.update({"name": name, **spec})
 
     edit_config(home, change)
     return result
+
+
+def update_lane(home: Home, name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Set (or, with a value of None, remove) keys of one lane's spec in zen.yaml."""
+    def edit(spec: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in spec.items() if values.get(k, v) is not None}
+        return {**kept, **{k: v for k, v in values.items() if v is not None}}
+
+    return edit_lane(home, name, edit)
 
 
 def list_lanes(cfg: Config) -> list[dict[str, Any]]:

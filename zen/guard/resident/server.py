@@ -41,7 +41,7 @@ from zen.adapters import procs
 from zen.errors import HomeError
 from zen.guard.api import Context, Decision, ToolCall
 from zen.guard.context import Guard
-from zen.guard.resident import wire
+from zen.guard.resident import walls, wire
 from zen.guard.resident.client import socket_path
 from zen.guard.resident.journal import Entry, Journal
 from zen.store import layout
@@ -179,19 +179,8 @@ class Server:
         return True
 
     def _publish_for_walls(self) -> None:
-        """The socket and the lock again in control/guard-wall/, alone: the folder zen binds
-        read-only into the walls it builds (zen/agents/wall.py), so a walled agent's hook reaches
-        this server and nothing else of control/. Hard links, each put by rename: a wall started
-        before this server sees the new socket through the folder."""
-        folder = os.path.join(self.control, layout.GUARD_WALL_DIR)
         try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            for name in (layout.GUARD_SERVER_LOCK, layout.GUARD_SOCKET):
-                tmp = os.path.join(folder, f".{name}.{os.getpid()}")
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-                os.link(os.path.join(self.control, name), tmp)
-                os.rename(tmp, os.path.join(folder, name))
+            walls.publish(self.control)
         except OSError as exc:
             self.log(f"the walls cannot reach this server: {exc}")
 
@@ -250,10 +239,7 @@ class Server:
         for conn in list(self._conns.values()):
             self._drop(conn)
         if self._sock is not None:
-            for path in (self.path, os.path.join(self.control, layout.GUARD_WALL_DIR, layout.GUARD_SOCKET)):
-                with contextlib.suppress(OSError):
-                    if os.stat(path).st_ino == self._ino:
-                        os.unlink(path)
+            walls.withdraw(self.control, self._ino)
             with contextlib.suppress(KeyError, ValueError):
                 self._sel.unregister(self._sock)
             self._sock.close()

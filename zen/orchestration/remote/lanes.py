@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml.comments import CommentedMap
-
 from zen.adapters import git as g
 from zen.adapters.ray import RayJobs, normalise
 from zen.core.remote import LOCAL, RAY, parse_executor
-from zen.errors import ExecutorError, NotFound, RayError, ZenError
-from zen.store.config import Config, edit_config, lane_path
+from zen.errors import ExecutorError, RayError, ZenError
+from zen.orchestration.lanes import edit_lane
+from zen.store.config import Config, lane_path
 from zen.store.home import Home
 
 PROBE_TIMEOUT_S = 3.0
@@ -94,20 +93,7 @@ def apply(current: dict[str, Any], change: ExecutorChange, lane: str) -> dict[st
 
 def set_lane(home: Home, name: str, change: ExecutorChange) -> dict[str, Any]:
     """`zen lane set NAME ...`: the lane's executor and remote, rewritten in zen.yaml."""
-    result: dict[str, Any] = {}
-
-    def edit(cfg: Config) -> None:
-
-        lanes = cfg.data.get("lanes") or {}
-        if name not in lanes:
-            known = ", ".join(sorted(lanes)) or "none yet"
-            raise NotFound(f"no lane named {name!r} (known lanes: {known}; add one with zen lane add)")
-        spec = apply(dict(lanes[name]), change, name)
-        lanes[name] = CommentedMap(spec)
-        result.update({"name": name, **spec})
-
-    edit_config(home, edit)
-    return result
+    return edit_lane(home, name, lambda spec: apply(spec, change, name))
 
 
 def describe(spec: dict[str, Any]) -> str:
