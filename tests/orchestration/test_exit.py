@@ -20,7 +20,7 @@ from zen.adapters.tmux import PaneInfo, Tmux
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
 from zen.orchestration.context import JobContext
-from zen.orchestration.job import control
+from zen.orchestration.job import panes, settle
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
@@ -57,7 +57,7 @@ def exits(store: JobStore) -> list[dict[str, Any]]:
     ([ev("agent.spawned"), ev("agent.exited"), ev("agent.spawned"), ev("turn.waiting"), ev("agent.exited")], True),
 ])
 def test_an_exit_is_owed_for_the_current_spawn_only(events: list[dict[str, Any]], recorded: bool) -> None:
-    assert control.exit_recorded(events) is recorded
+    assert settle.exit_recorded(events) is recorded
 
 
 # -- the exit status ----------------------------------------------------------------------------
@@ -68,17 +68,17 @@ def test_the_wrappers_exit_file_fills_a_blank_tmux_status(home: Path, text: str,
                                                           sig: int | None) -> None:
     h = Home(home)
     make_job(h)
-    control.exit_file(h, JOB).write_text(text)
-    got = control.with_exit_status(h, JOB, info(dead=True))
+    panes.exit_file(h, JOB).write_text(text)
+    got = panes.with_exit_status(h, JOB, info(dead=True))
     assert got is not None and (got.exit_code, got.signal) == (code, sig)
 
 
 def test_tmuxs_own_status_wins_over_the_exit_file(home: Path) -> None:
     h = Home(home)
     make_job(h)
-    control.exit_file(h, JOB).write_text("3\n")
+    panes.exit_file(h, JOB).write_text("3\n")
     known = info(dead=True, code=0)
-    assert control.with_exit_status(h, JOB, known) is known
+    assert panes.with_exit_status(h, JOB, known) is known
 
 
 @pytest.mark.parametrize("content", [None, "", "not a number\n"])
@@ -86,10 +86,10 @@ def test_no_readable_exit_file_leaves_the_status_unknown(home: Path, content: st
     h = Home(home)
     make_job(h)
     if content is not None:
-        control.exit_file(h, JOB).write_text(content)
+        panes.exit_file(h, JOB).write_text(content)
     blank = info(dead=True)
-    assert control.with_exit_status(h, JOB, blank) is blank
-    assert control.with_exit_status(h, JOB, None) is None
+    assert panes.with_exit_status(h, JOB, blank) is blank
+    assert panes.with_exit_status(h, JOB, None) is None
 
 
 @pytest.fixture
@@ -125,10 +125,10 @@ def test_the_kernel_tells_an_unreaped_agents_status_when_nothing_else_does(
     pid = zombie(code)
     assert procs.exit_status(pid) == want
     blank = PaneInfo("%1", "s", True, None, None, pid, "0,0")
-    got = control.with_exit_status(h, JOB, blank)
+    got = panes.with_exit_status(h, JOB, blank)
     assert got is not None and (got.exit_code, got.signal) == want and got.settled
     alive = PaneInfo("%1", "s", False, None, None, pid, "0,0")
-    assert control.with_exit_status(h, JOB, alive) is alive      # a live pane has no status yet
+    assert panes.with_exit_status(h, JOB, alive) is alive      # a live pane has no status yet
     assert procs.exit_status(os.getpid()) is None                # a running process tells nothing
 
 
@@ -155,11 +155,11 @@ def test_the_exit_is_recorded_once_per_spawn_and_again_after_a_respawn(home: Pat
     h = Home(home)
     store = make_job(h)
     store.append(JOB, "agent.spawned", session="s", pid=1)
-    first = control.append_exit_once(store, JOB, info(code=1))
+    first = settle.append_exit_once(store, JOB, info(code=1))
     assert first is not None and (first["exit_code"], first["signal"]) == (1, None)
-    assert control.append_exit_once(store, JOB, info(code=0)) is None
+    assert settle.append_exit_once(store, JOB, info(code=0)) is None
     store.append(JOB, "agent.spawned", session="s", pid=2)
-    again = control.append_exit_once(store, JOB, None, actor="human", why="cancel")
+    again = settle.append_exit_once(store, JOB, None, actor="human", why="cancel")
     assert again is not None and again["exit_code"] is None and again["actor"] == "human" and again["why"] == "cancel"
     assert len(exits(store)) == 2
 
@@ -172,7 +172,7 @@ def test_racing_recorders_write_one_exit(home: Path) -> None:
 
     def go(i: int) -> None:
         barrier.wait()
-        control.append_exit_once(store, JOB, info(code=i))
+        settle.append_exit_once(store, JOB, info(code=i))
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(5)]
     for t in threads:
@@ -189,11 +189,11 @@ def test_an_end_is_pending_until_the_exit_and_the_harvest_are_on_record(home: Pa
     wt.mkdir()
     store.append(JOB, "worktree.created", path=str(wt), branch=f"zen/{JOB}", base_commit="0" * 40)
     store.append(JOB, "agent.spawned", session="s", pid=1)
-    assert control.end_pending(store.events(JOB), store.snapshot(JOB)) is True
-    control.append_exit_once(store, JOB, info(code=0))
-    assert control.end_pending(store.events(JOB), store.snapshot(JOB)) is True     # harvest still due
+    assert settle.end_pending(store.events(JOB), store.snapshot(JOB)) is True
+    settle.append_exit_once(store, JOB, info(code=0))
+    assert settle.end_pending(store.events(JOB), store.snapshot(JOB)) is True     # harvest still due
     wt.rmdir()
-    assert control.end_pending(store.events(JOB), store.snapshot(JOB)) is False    # nothing left to harvest
+    assert settle.end_pending(store.events(JOB), store.snapshot(JOB)) is False    # nothing left to harvest
 
 
 # -- settle_exit on a real agent ----------------------------------------------------------------
@@ -210,14 +210,14 @@ def test_settle_exit_records_the_agents_status_harvests_its_work_and_closes_the_
     session = f"zen-{JOB}"
     started = tmux.start_pane(session, wt, ["sh", "-c", "echo done > result.txt; exit 3"],
                               {"PATH": "/usr/bin:/bin"}, store.paths(JOB).pane_log,
-                              exit_path=control.exit_file(h, JOB))
+                              exit_path=panes.exit_file(h, JOB))
     store.append(JOB, "agent.spawned", session=session, pid=started.pid)
     dead = wait_until(lambda: (p := tmux.pane(session)) is not None and p.dead and p, timeout=10,
                       message="the agent to exit")
     ctx = JobContext.load(h, JOB)
-    rec = control.settle_exit(ctx, tmux, dead, "supervisor")
+    rec = settle.settle_exit(ctx, tmux, dead, "supervisor")
     assert rec is not None and rec["exit_code"] == 3
-    assert control.settle_exit(ctx, tmux, dead, "supervisor") is None             # once
+    assert settle.settle_exit(ctx, tmux, dead, "supervisor") is None             # once
     types = [e["type"] for e in store.events(JOB)]
     assert types.count("agent.exited") == 1 and types.count("harvest.done") == 1
     snap = store.snapshot(JOB)

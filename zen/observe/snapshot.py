@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from zen.observe.metrics import JobFold
 from zen.store.atomic import atomic_write, flocked
@@ -38,10 +39,16 @@ def fold_new(paths: JobPaths, fold: JobFold) -> bool:
     return True
 
 
-def current(job_dir: Path, job_id: str) -> JobFold:
-    """The job's fold up to its last complete event, without writing anything."""
+def current(job_dir: Path, job_id: str, known: tuple[list[dict[str, Any]], int] | None = None) -> JobFold:
+    """The job's fold up to its last complete event, without writing anything. `known`: the
+    timeline up to a byte offset, read already (the end of a job): folded instead of reading
+    the timeline again when there is no metrics.json yet."""
     paths = JobPaths(job_dir)
     fold = _load(paths, job_id)
+    if known is not None and fold.offset == 0:
+        for ev in known[0]:
+            fold.apply(ev)
+        fold.offset = known[1]
     if not fold_new(paths, fold):
         fold = JobFold(job_id)
         fold_new(paths, fold)
@@ -53,12 +60,12 @@ def save(job_dir: Path, fold: JobFold) -> None:
     atomic_write(paths.metrics, json.dumps(fold.to_json(), separators=(",", ":")) + "\n", durable=False)
 
 
-def refresh(job_dir: Path, job_id: str) -> JobFold:
+def refresh(job_dir: Path, job_id: str, known: tuple[list[dict[str, Any]], int] | None = None) -> JobFold:
     """Bring metrics.json up to date with the timeline and publish it (when it moved)."""
     paths = JobPaths(job_dir)
     with flocked(paths.metrics_lock):
         before = _load(paths, job_id)
-        fold = current(job_dir, job_id)
+        fold = current(job_dir, job_id, known)
         if fold.offset != before.offset or fold.seq != before.seq or not paths.metrics.exists():
             save(job_dir, fold)
     return fold

@@ -75,12 +75,14 @@ def append_unsynced(job_dir: Path, job_id: str, etype: str, actor: str = Actor.S
 
 def append_unless(job_dir: Path, job_id: str, etype: str,
                   skip: Callable[[list[dict[str, Any]]], bool] | None, actor: str = Actor.SUPERVISOR,
-                  *, durable: bool = True, **fields: Any) -> dict[str, Any] | None:
+                  *, durable: bool = True, known: tuple[list[dict[str, Any]], int] | None = None,
+                  **fields: Any) -> dict[str, Any] | None:
     """Append one event unless `skip(events so far)` says it is already recorded, deciding and
-    writing under the job's lock, so two processes can never both record the same thing."""
+    writing under the job's lock, so two processes can never both record the same thing.
+    `known`: the timeline up to a byte offset, read already; only what follows is read here."""
     path = job_dir / EVENTS
     with flocked(job_dir / LOCK):
-        if skip is not None and skip(list(read_events(path))):
+        if skip is not None and skip(_so_far(path, known)):
             return None
         seq, torn = last_seq(path)
         ev = job_event(seq + 1, job_id, etype, actor, fields)
@@ -89,6 +91,14 @@ def append_unless(job_dir: Path, job_id: str, etype: str,
             line = b"\n" + line
         append_whole(path, line, durable=durable)  # under the lock: a failed write is cut back, never torn
     return ev
+
+
+def _so_far(path: Path, known: tuple[list[dict[str, Any]], int] | None) -> list[dict[str, Any]]:
+    if known is None:
+        return list(read_events(path))
+    tail = Follower(path, known[1])
+    new = tail.read()
+    return new if tail.restarted else [*known[0], *new]
 
 
 def append_many(job_dir: Path, job_id: str, items: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:

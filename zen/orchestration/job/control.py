@@ -9,6 +9,8 @@ The control actions on one job (send, finish, cancel, harvest, the kill switch's
 supervisor's settling of an ended agent) are serialised by the job's control lock (`serialised`):
 each checks the job's state and acts under it, so the timeline always reads as a valid path of
 the state machine (never input.sent after job.cancelled), and each leaves state.json up to date.
+The record-once steps of an agent's end are job/settle.py's; finding and stopping a pane, and a
+dead pane's exit status, job/panes.py's.
 """
 
 from __future__ import annotations
@@ -17,35 +19,38 @@ import contextlib
 import logging
 import os
 import re
-import signal
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zen.adapters import git as g
 from zen.adapters import procs
-from zen.adapters.tmux import PaneInfo, Tmux, signal_pane
+from zen.adapters.tmux import PaneInfo, Tmux
 from zen.agents import get_adapter
 from zen.agents.base import typing_of as agent_typing
 from zen.coord.runner import release_ended
 from zen.core.events import Actor
 from zen.core.events import EventType as E
-from zen.core.model import JobSnapshot, JobStatus, Level
-from zen.core.recovery import harvest_pending
+from zen.core.model import JobSnapshot, JobStatus
 from zen.core.refs import resolve
 from zen.core.results import Result
 from zen.errors import JobBusy, NotFound, ZenError
-from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
-from zen.orchestration.job.harvest import Harvest, disk_trouble, harvest
+from zen.orchestration.job.harvest import Harvest, harvest
+from zen.orchestration.job.panes import pane_of, stop_pane, with_exit_status
+from zen.orchestration.job.settle import (
+    append_exit_once,
+    end_pending,
+    harvest_after_exit,
+    harvest_job,
+    make_branch,
+)
 from zen.orchestration.read.query import pending_tasks, resolve_job
 from zen.orchestration.remote import turns
-from zen.store import events as ev_store
 from zen.store import spool
-from zen.store.atomic import flocked, lock_within
+from zen.store.atomic import lock_within
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore, load_task_text
@@ -78,161 +83,6 @@ def serialised(home: Home, job_id: str, wait_s: float = CONTROL_WAIT_S, *, requi
     finally:
         if fd is not None:
             os.close(fd)
-
-
-# -- recording once -------------------------------------------------------------------------
-
-def _since_last_spawn(events: Events) -> Events:
-    for i in range(len(events) - 1, -1, -1):
-        if events[i].get("type") == E.AGENT_SPAWNED:
-            return events[i:]
-    return events
-
-
-def exit_recorded(events: Events) -> bool:
-    """The current spawn's exit is in the timeline (or there is no spawn to record one for)."""
-    recent = _since_last_spawn(events)
-    spawned = any(e.get("type") == E.AGENT_SPAWNED for e in recent)
-    return not spawned or any(e.get("type") == E.AGENT_EXITED for e in recent)
-
-
-def end_pending(events: Events, snap: JobSnapshot) -> bool:
-    """The agent's end is not on record in full: its exit, or the harvest due after it (the
-    worktree still there to harvest). A full disk leaves a job so; the supervisor tries again,
-    and a second `zen cancel` finishes the first one's work."""
-    if not exit_recorded(events):
-        return True
-    return bool(snap.worktree) and os.path.isdir(str(snap.worktree)) and harvest_pending(events)
-
-
-def append_exit_once(store: JobStore, job_id: str, info: PaneInfo | None, actor: str = Actor.SUPERVISOR,
-                     **extra: Any) -> dict[str, Any] | None:
-    """Record agent.exited for the current spawn unless someone already did. The event or None."""
-    ev = ev_store.append_unless(store.dir(job_id), job_id, E.AGENT_EXITED, exit_recorded, actor,
-                                exit_code=info.exit_code if info else None,
-                                signal=info.signal if info else None, **extra)
-    # the agent is gone: the files it leased are free the moment its end is on record (DESIGN 10)
-    release_ended(store.home, job_id, "job exited")
-    return ev
-
-
-def make_branch(home: Home, domain: str | None) -> bool:
-    """At autonomy level observe a harvest is a report only (no review branch)."""
-    level = domain_level(home, domain)
-    return level is None or level > Level.observe
-
-
-def harvest_job(home: Home, job_id: str) -> Harvest | None:
-    """harvest_after_exit for a job named by id (the Ray executor's callers hold no context)."""
-    return harvest_after_exit(JobContext.load(home, job_id))
-
-
-def harvest_after_exit(ctx: JobContext) -> Harvest | None:
-    """Harvest once after the agent's exit (the supervisor and a command may both try)."""
-    with flocked(ctx.paths.autoharvest_lock):
-        events = ctx.events()
-        if not harvest_pending(events):
-            return None
-        snap = ctx.snapshot()
-        if not snap.worktree:
-            return None
-        try:
-            return harvest(ctx, make_branch=make_branch(ctx.home, snap.domain), events=events)
-        except ZenError as exc:  # harvest recorded harvest.failed itself
-            log.warning("harvest of %s failed: %s", ctx.job_id, exc)
-            if disk_trouble(exc):
-                raise  # not done: the supervisor tries again
-            if not Path(snap.worktree).is_dir():
-                _worktree_gone(ctx, snap)
-            return None
-
-
-def _worktree_gone(ctx: JobContext, snap: JobSnapshot) -> None:
-    """The worktree was deleted under the agent: nothing is left to harvest, so the job fails,
-    saying what survives (the agent's branch with its commits, the terminal log)."""
-    branch = snap.branch or f"zen/{ctx.job_id}"
-    try:
-        tip = g.rev(ctx.lane.repo, f"refs/heads/{branch}")
-    except ZenError:
-        tip = None
-    kept = f"the branch {branch} at {tip[:12]} (the agent's commits)" if tip else "no branch"
-    ctx.append(E.JOB_FAILED, reason=f"its worktree {snap.worktree} was deleted before its work was harvested; "
-                                    f"kept: {kept} and the terminal log {ctx.paths.pane_log}")
-    ctx.snapshot()
-
-
-# -- the pane ----------------------------------------------------------------------------------
-
-def pane_of(tmux: Tmux, snap: JobSnapshot) -> PaneInfo | None:
-    return tmux.pane(snap.tmux_session) if snap.tmux_session else None
-
-
-def wait_dead(tmux: Tmux, session: str, timeout_s: float) -> PaneInfo | None:
-    """Poll until the pane is dead (or gone). The last PaneInfo seen (dead), or None if gone."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        info = tmux.pane(session)
-        if info is None or info.settled:
-            return info
-        if time.monotonic() >= deadline and not info.dead:
-            return info
-        if info.dead and time.monotonic() >= deadline + 0.5:
-            return info  # dead, but tmux has not told its status (the wrapper's file may)
-        time.sleep(0.05)
-
-
-def stop_pane(tmux: Tmux, session: str, grace_s: float, keys: list[str] | None = None,
-              key_pause_s: float = 0.0) -> PaneInfo | None:
-    """End the agent: its exit keys if it has some (`key_pause_s` apart), else TERM; after
-    `grace_s`, KILL the group."""
-    info = tmux.pane(session)
-    if info is None or info.dead:
-        return info
-    if info.pid:  # a paused agent (zen pause) must run to act on its exit keys or TERM
-        procs.continue_below(info.pid)
-    if keys:
-        tmux.send_keys(info.pane_id, keys, pause_s=key_pause_s)
-        info = wait_dead(tmux, session, grace_s)
-        if info is None or info.dead:
-            return info
-    signal_pane(info, signal.SIGTERM)
-    info = wait_dead(tmux, session, grace_s)
-    if info is not None and not info.dead:
-        signal_pane(info, signal.SIGKILL)
-        info = wait_dead(tmux, session, 5)
-    return info
-
-
-def exit_file(home: Home, job_id: str) -> Path:
-    return home.job(job_id).exit_file
-
-
-def with_exit_status(home: Home, job_id: str, info: PaneInfo | None) -> PaneInfo | None:
-    """A dead pane's exit status: tmux's, else the one the pane's wrapper wrote, else the
-    kernel's for a process not reaped yet. tmux 3.3a can leave a dead pane's process unreaped,
-    status blank, for as long as no other child of its server exits; an agent killed by a
-    signal writes no status file, but as a zombie it still carries its wait status."""
-    if info is None or info.settled:
-        return info
-    try:
-        code = int(exit_file(home, job_id).read_text().strip())
-    except (OSError, ValueError):
-        told = procs.exit_status(info.pid) if info.dead and info.pid else None
-        return info if told is None else replace(info, exit_code=told[0], signal=told[1])
-    if 128 < code < 128 + 65:  # the wrapper's shell reports a signal death as 128 + N
-        return replace(info, exit_code=None, signal=code - 128)
-    return replace(info, exit_code=code, signal=None)
-
-
-def settle_exit(ctx: JobContext, tmux: Tmux, info: PaneInfo | None, actor: str) -> dict[str, Any] | None:
-    """The agent is gone: record its exit (once), harvest (once), close the dead session."""
-    info = with_exit_status(ctx.home, ctx.job_id, info)
-    ev = append_exit_once(ctx.store, ctx.job_id, info, actor=actor)
-    harvest_after_exit(ctx)
-    snap = ctx.snapshot()
-    if snap.tmux_session:
-        tmux.kill_session(snap.tmux_session)
-    return ev
 
 
 # -- commands -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from zen.adapters import git as g
 from zen.coord.review import Predicted, at_harvest, review_lines
 from zen.core.events import Actor
 from zen.core.events import EventType as E
+from zen.core.model import JobSnapshot
 from zen.errors import GitError, LaneGone, ZenError, disk_error
 from zen.orchestration.context import JobContext
 from zen.store.atomic import atomic_write, flocked
@@ -81,17 +82,19 @@ class Harvest:
 
 
 def harvest(ctx: JobContext, *, make_branch: bool = True,
-            events: list[dict[str, Any]] | None = None) -> Harvest:
+            events: list[dict[str, Any]] | None = None, snap: JobSnapshot | None = None) -> Harvest:
     """Snapshot the job's worktree onto its review branch and write review.md.
 
     Returns what `harvest.done` records plus the report's details. With `make_branch=False`
     (autonomy level observe) review.md is written as a report and no branch is created.
-    `events`: the timeline when the caller just read it (an exited agent adds no more).
+    `events`, `snap`: the timeline and the job's state when the caller just worked them out (an
+    exited agent adds no more).
     Raises ZenError (after recording `harvest.failed`) when it cannot be done.
     """
     with flocked(ctx.paths.harvest_lock):  # the supervisor and `zen harvest` may race
         try:
-            result = _harvest(ctx, make_branch, ctx.events() if events is None else events)
+            result = _harvest(ctx, make_branch, ctx.events() if events is None else events,
+                              ctx.snapshot() if snap is None else snap)
         except (ZenError, OSError) as exc:
             # a full disk may refuse this record too: the OSError then says so to the caller,
             # and the supervisor tries the harvest again all the same
@@ -124,9 +127,8 @@ def _lane_repo_and_base(ctx: JobContext) -> tuple[Path, str]:
     return lane.repo, lane.base
 
 
-def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]]) -> Harvest:
+def _harvest(ctx: JobContext, make_branch: bool, events: list[dict[str, Any]], snap: JobSnapshot) -> Harvest:
     job_id = ctx.job_id
-    snap = ctx.snapshot()
     task = ctx.task
     if not snap.worktree:
         raise ZenError(f"job {job_id} has no worktree yet, so there is nothing to harvest")

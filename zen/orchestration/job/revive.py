@@ -25,7 +25,7 @@ from zen.core.model import JobStatus, Task
 from zen.core.results import Result
 from zen.errors import RecoveryRefused
 from zen.orchestration.context import JobContext
-from zen.orchestration.job import control, spawn
+from zen.orchestration.job import control, panes, settle, spawn
 from zen.orchestration.read.query import resolve_job
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
@@ -134,8 +134,8 @@ def _recover(home: Home, store: JobStore, job_id: str, by: str) -> Recovered:
     tmux = Tmux.for_home(home)
     snap = store.snapshot(job_id)
     if snap.tmux_session:
-        info = control.with_exit_status(home, job_id, tmux.pane(snap.tmux_session))
-        control.append_exit_once(store, job_id, info, actor=by)   # the old session's end, if unrecorded
+        info = panes.with_exit_status(home, job_id, tmux.pane(snap.tmux_session))
+        settle.append_exit_once(store, job_id, info, actor=by)   # the old session's end, if unrecorded
         tmux.kill_session(snap.tmux_session)
     task = store.task(job_id)
     handoff = store.paths(job_id).recovery_handoff

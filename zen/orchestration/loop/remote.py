@@ -29,8 +29,8 @@ from zen.core.remote import Executor, TurnSpec, base_ref, turn_ref
 from zen.errors import ExecutorError, RayError, RayUnreachable, SpawnError, ZenError
 from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
-from zen.orchestration.job import control, handoff, spawn
-from zen.orchestration.remote import turns
+from zen.orchestration.job import handoff, settle, spawn
+from zen.orchestration.remote import follow, turns
 from zen.orchestration.remote.endpoint import Endpoint
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
@@ -184,7 +184,7 @@ class RemoteTurns:
                 self.switch(Config.load(self.home))
                 self._follow(job_id, cur.address)
         elif snap.state is JobStatus.exited:
-            control.harvest_job(self.home, job_id)
+            settle.harvest_job(self.home, job_id)
         return True
 
     # -- stepping -------------------------------------------------------------------------------------
@@ -220,14 +220,14 @@ class RemoteTurns:
         live.unreachable = None
         if rj is not None and not rj.ended:
             with turns._lock(self.store, job_id):
-                turns.pump(self.store, job_id, cur.sid, jobs)
+                follow.pump(self.store, job_id, cur.sid, jobs)
             if live.deadline is not None and now >= live.deadline and not live.stopping:
                 self.store.append(job_id, E.JOB_TIMEOUT, after_s=round(now - live.deadline, 1))
                 log.info("job %s: timeout; stopping its Ray job %s", job_id, cur.sid)
                 jobs.stop(cur.sid)
                 live.stopping = True
             return
-        outcome = turns.settle(self.home, cfg, job_id, jobs, rj, control.harvest_job)
+        outcome = turns.settle(self.home, cfg, job_id, jobs, rj, settle.harvest_job)
         log.info("job %s: Ray job %s ended (%s): %s", job_id, cur.sid, rj.status if rj else "gone", outcome or "settled")
         if outcome == "retry":
             self.live.pop(job_id, None)

@@ -11,7 +11,8 @@ often than once a tick while its agent prints) or when its own clock says a look
 (`JobWatcher.next_due`: the idle timer, the timeout, a KILL after a TERM). Every live job is still
 looked at every SWEEP_S (a missed event costs that much, never a lost turn), and without file
 events at all the loop steps every live job every tick, as it always did. Everything the loop knows is rebuilt from the job timelines and tmux on start
-(`recover`, decided per job by zen.core.recovery), so a kill -9 at any moment loses nothing and
+(`recover`, decided per job by zen.core.recovery; settling.py holds it and the settling of
+ended agents), so a kill -9 at any moment loses nothing and
 runs no task twice:
 
 - an agent whose timeline has `agent.spawned` and no `agent.exited` is watched again if its
@@ -44,26 +45,24 @@ from zen.adapters.watch import FileEvents, SpoolWatch
 from zen.agents import get_adapter
 from zen.agents.base import AgentAdapter
 from zen.coord.runner import Coordinator
-from zen.core import recovery
-from zen.core import schedule as core_schedule
 from zen.core.clock import SYSTEM, Clock
 from zen.core.events import EventType as E
 from zen.core.events import timestamp
-from zen.core.model import CONTROL_VERSION, JobSnapshot, JobStatus
+from zen.core.model import CONTROL_VERSION, JobSnapshot
 from zen.core.turns import WAITING
 from zen.errors import AlreadyRunning, ZenError
 from zen.guard.resident.handle import Resident
 from zen.observe import receiver
-from zen.observe import snapshot as metrics
 from zen.observe.limits import Limits
 from zen.orchestration.alerts.notify import Notifier
 from zen.orchestration.alerts.webhooks import Webhooks
 from zen.orchestration.context import JobContext
 from zen.orchestration.insight.watch import AnomalyWatch
 from zen.orchestration.intake.intake import Intake
-from zen.orchestration.job import control, spawn
+from zen.orchestration.job import settle, spawn
 from zen.orchestration.job.spawn import Launched
 from zen.orchestration.loop.remote import RemoteTurns
+from zen.orchestration.loop.settling import Settling
 from zen.orchestration.loop.starter import SPAWN, Spawner, Starter
 from zen.orchestration.loop.teams import TeamLoop
 from zen.orchestration.loop.watcher import JobWatcher, WatchDeps, WatchSettings
@@ -78,9 +77,6 @@ from zen.store.layout import EVENTS, EXIT_FILE, PANE_LOG
 log = logging.getLogger(__name__)
 
 HEARTBEAT_EVERY_S = 1.0
-SETTLE_WAIT_S = 10.0         # how long settling a job waits for a command's control action on it
-RETRY_FIRST_S = 1.0          # an end that could not be recorded in full (a full disk) is tried again
-RETRY_CAP_S = 30.0           # ... doubling the wait up to this
 SWEEP_S = 5.0                # with file events: how often every live job is looked at all the same
 # the files of a job directory whose change is worth a look at the job
 _WAKING = frozenset({EVENTS, PANE_LOG, EXIT_FILE})
@@ -110,7 +106,7 @@ def _adapter(agent: str | None) -> AgentAdapter | None:
         return None
 
 
-class Supervisor:
+class Supervisor(Settling):
     def __init__(self, home: Home, *, once: bool = False, clock: Clock = SYSTEM, tmux: Tmux | None = None,
                  spawner: Spawner = SPAWN, notify: bool = True,
                  signal_fn: Callable[[PaneInfo, int], object] = signal_pane) -> None:
@@ -140,7 +136,7 @@ class Supervisor:
         self.tracked: dict[str, JobWatcher] = {}
         # ended jobs whose exit or harvest could not be recorded (a full or failing disk): the
         # action to try again, when, and the wait before the try after it
-        self.unsettled: dict[str, tuple[Callable[[], object], float, float]] = {}
+        self.unsettled: dict[str, tuple[Callable[[], settle.Ending], float, float]] = {}
         self.stopping = False
         self.watch = SpoolWatch(home.spool_new)
         # output and timeline appends of the live jobs (run() starts it; loop_once alone, as the
@@ -345,47 +341,6 @@ class Supervisor:
         except OSError:
             log.exception("cannot write %s", self.home.control_log)
 
-    # -- restart --------------------------------------------------------------------------------------
-    def recover(self) -> None:
-        """Rebuild what the loop knows from the timelines and tmux (see the module docstring)."""
-        for path in self.intake.unrecorded():
-            if (job_id := self.intake.record(path)) is not None:
-                self.queued.add(job_id)
-        panes = self.tmux.panes()
-        for job_id in self.store.ids():
-            try:
-                self._recover_job(job_id, panes)
-            except Exception:
-                log.exception("could not recover job %s; leaving it as recorded", job_id)
-        self.coord.reconcile()  # leases of jobs that ended while no supervisor watched
-        self.store.reindex()    # finished jobs into jobs/.index.json (a home from before it)
-
-    def _recover_job(self, job_id: str, panes: dict[str, PaneInfo]) -> None:
-        if self.remote.recover(job_id):
-            return  # its turns run on Ray: followed again by id, never submitted twice
-        events = self.store.events(job_id)
-        snap = self.store.snapshot(job_id)
-        running = recovery.running_spawn(events)
-        session = str((running or {}).get("session") or spawn.session_name(job_id))
-        info = panes.get(session) if running is not None else None
-        action = recovery.decide(events, snap.state, pane_alive=info is not None and not info.dead)
-        if action is recovery.Recover.WATCH:
-            log.info("job %s: agent still running in %s; watching it again", job_id, session)
-            self._track(job_id, snap).initial_input = recovery.pending_input(events)
-        elif action is recovery.Recover.SETTLE:
-            log.info("job %s: agent ended while no supervisor watched (exit %s)", job_id,
-                     info.exit_code if info else "unknown")
-            self._finish_end(job_id, lambda: self._settled_exit(job_id, info))
-        elif action is recovery.Recover.HARVEST:
-            self._finish_end(job_id, lambda: self._harvested(job_id))
-        elif action is recovery.Recover.RESUME:
-            # worktree.created but no agent.spawned: a spawn cut short; finish it in place
-            launched = self.starter.start(job_id, resume=True)
-            if launched is not None:
-                self._track_started(job_id, launched)
-        elif action is recovery.Recover.QUEUE:
-            self.queued.add(job_id)
-
     # -- tracking and settling -------------------------------------------------------------------------
     def _ctx(self, job_id: str) -> JobContext:
         return JobContext.load(self.home, job_id, config=self.cfg, store=self.store, clock=self.clock)
@@ -422,89 +377,6 @@ class Supervisor:
     def _turn_ended(self, job_id: str) -> None:
         self.coord.poke(job_id)          # compare its changes now
         self.team.turn_ended(job_id)     # messages queued during the turn
-
-    def _metrics(self, job_id: str) -> None:
-        """Publish the job's metrics.json (the observatory's snapshot of its timeline)."""
-        try:
-            metrics.refresh(self.store.dir(job_id), job_id)
-        except OSError as exc:
-            log.warning("job %s: cannot write metrics.json: %s", job_id, exc)
-
-    def _settle(self, w: JobWatcher, info: PaneInfo | None) -> None:
-        """The agent ended: a failed start is retried while retries are left; anything else is
-        recorded (once) and harvested (once). After any control action a command is taking on
-        the job (a cancel records the same exit and harvest; the supervisor then finds them done)."""
-        with self._serialised(w.job_id):
-            self._settle_now(w, info)
-
-    def _serialised(self, job_id: str) -> contextlib.AbstractContextManager[None]:
-        """The job's control lock, as the commands take it; a command that holds it for longer
-        than SETTLE_WAIT_S does not stall the loop (the exit and harvest are recorded once anyway)."""
-        return control.serialised(self.home, job_id, wait_s=SETTLE_WAIT_S, required=False)
-
-    def _settled_exit(self, job_id: str, info: PaneInfo | None) -> None:
-        with self._serialised(job_id):
-            control.settle_exit(self._ctx(job_id), self.tmux, info, actor="supervisor")
-
-    def _harvested(self, job_id: str) -> None:
-        with self._serialised(job_id):
-            control.harvest_after_exit(self._ctx(job_id))
-
-    def _finish_end(self, job_id: str, action: Callable[[], object], delay: float = RETRY_FIRST_S) -> None:
-        """Record an ended agent's exit and harvest (`action`); what a full or failing disk kept
-        from being recorded is tried again later (issue 15: the harvest completes once space is
-        back), with a doubling wait."""
-        try:
-            action()
-            self.store.snapshot(job_id)
-            self._metrics(job_id)
-        except Exception as exc:
-            log.warning("job %s: its end is not recorded in full (%s); trying again in %.0fs", job_id, exc, delay)
-        if self._unfinished(job_id):
-            self.unsettled[job_id] = (action, self.clock.monotonic() + delay, min(delay * 2, RETRY_CAP_S))
-        else:
-            self.unsettled.pop(job_id, None)
-
-    def _unfinished(self, job_id: str) -> bool:
-        """The agent ended but its exit, or the harvest after it, is not on record yet."""
-        try:
-            events = self.store.events(job_id)
-            snap = self.store.snapshot(job_id)
-        except Exception:
-            return True
-        if snap.state is JobStatus.queued:  # a retry of a failed start is scheduled
-            return False
-        return control.end_pending(events, snap)
-
-    def _retry_unsettled(self) -> None:
-        now = self.clock.monotonic()
-        for job_id, (action, due, delay) in list(self.unsettled.items()):
-            if due <= now and not self.stopping:
-                self._finish_end(job_id, action, delay)
-
-    def _settle_now(self, w: JobWatcher, info: PaneInfo | None) -> None:
-        if info is not None and not info.settled:  # the look that ended it saw no status: look again
-            info = self.tmux.pane(w.session) or info
-        info = control.with_exit_status(self.home, w.job_id, info)
-        events = self.store.events(w.job_id)
-        why = None if w.cancelled or info is None else core_schedule.early_failure(events, info.exit_code,
-                                                                                    info.signal)
-        if why is not None and self.starter.retries_left(w.job_id, events):
-            control.append_exit_once(self.store, w.job_id, info, actor="supervisor")
-            self.tmux.kill_session(w.session)
-            self.starter.retry(w.job_id, why, events)  # the worktree stays: the next attempt starts from it
-            return
-        ctx = self._ctx(w.job_id)
-        control.settle_exit(ctx, self.tmux, info, actor="supervisor")
-        if self.team.exited(w.job_id):
-            return  # a goal's agent died: a new session goes on in the worktree (teams.recovery auto)
-        if self.cfg.get("supervisor", "auto_cleanup"):
-            snap = ctx.snapshot()
-            if snap.exit_code == 0 and snap.review_branch:
-                try:
-                    control.clean(self.home, w.job_id)
-                except ZenError as exc:
-                    log.info("auto_cleanup kept %s: %s", w.job_id, exc)
 
     # -- stepping live jobs -----------------------------------------------------------------------------------
     def step_all(self) -> None:
