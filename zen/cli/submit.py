@@ -12,7 +12,7 @@ from zen.cli import render
 from zen.core.agents import AgentKind
 from zen.core.durations import parse_duration
 from zen.errors import InvalidTask
-from zen.orchestration.intake.enqueue import enqueue
+from zen.orchestration.intake.enqueue import enqueue_or_prepare
 from zen.store.layout import Home
 
 TYPE_CHECKING = False
@@ -62,7 +62,7 @@ def submit(home: Home, prompt: str | None, *, name: str | None = None, lane: str
         "command": cmd, "priority": priority, "depends_on": list(depends_on or []), "timeout": timeout,
         "max_retries": retries, "domain": domain, "base": base,
     }
-    quick = enqueue(home, fields) if task_file is None and not json_out else None
+    quick, prepared = enqueue_or_prepare(home, fields) if task_file is None and not json_out else (None, None)
     if quick is not None:
         render.say(quick["id"])
         kind = quick["agent"]
@@ -71,7 +71,7 @@ def submit(home: Home, prompt: str | None, *, name: str | None = None, lane: str
         # leaves to the model) costs pydantic and ruamel, which the usual dispatch never loads
         from zen.orchestration.intake.dispatch import dispatch
 
-        task = dispatch(home, fields, task_file)
+        task = dispatch(home, fields, task_file, prepared=prepared)
         render.emit(task, json_out, _dispatched)
         kind = task.agent.value
     if agent is None and task_file is None and kind == AgentKind.sim:

@@ -21,9 +21,10 @@ from zen.store.home import Home
 from zen.store.jobs import JobStore, describe_validation, dump_task, load_task_text, task_mapping
 
 
-def build_task(home: Home, cfg: Config, fields: dict[str, Any]) -> Task:
-    """A complete, validated Task from user-given fields (None = not given)."""
-    f = prepare(cfg, fields)   # refuses a prompt over limits.max_prompt_size too
+def build_task(home: Home, cfg: Config, fields: dict[str, Any], *, prepared: bool = False) -> Task:
+    """A complete, validated Task from user-given fields (None = not given); `prepared`: the
+    fields are enqueue.prepare's already (the fast lane's, handed on)."""
+    f = dict(fields) if prepared else prepare(cfg, fields)   # refuses a prompt over limits.max_prompt_size too
     if f.get("depends_on"):
         f["depends_on"] = resolve_dependencies(home, [str(d) for d in f["depends_on"]], f["name"], f["id"])
     try:
@@ -64,8 +65,14 @@ def _refuse_cycles(home: Home, own_id: str, deps: list[str]) -> None:
         raise InvalidTask("dependency cycle: " + " -> ".join(cycle))
 
 
-def dispatch(home: Home, fields: dict[str, Any], task_file: Path | None = None) -> Task:
+def dispatch(home: Home, fields: dict[str, Any], task_file: Path | None = None, *,
+             prepared: dict[str, Any] | None = None) -> Task:
+    """Validate and publish a task. `prepared`: what enqueue.prepare made of `fields` already (the
+    fast lane declined the task), used as it is: a dispatch prepares its task once."""
     cfg = Config.load(home)
+    if prepared is not None and task_file is None:
+        task = build_task(home, cfg, prepared, prepared=True)
+        return _publish(home, cfg, task)
     if task_file is not None:
         try:
             text = task_file.read_text()
@@ -75,7 +82,10 @@ def dispatch(home: Home, fields: dict[str, Any], task_file: Path | None = None) 
         data.pop("zen", None)
         merged = {**data, **{k: v for k, v in fields.items() if v is not None and v != []}}
         fields = merged
-    task = build_task(home, cfg, fields)
+    return _publish(home, cfg, build_task(home, cfg, fields))
+
+
+def _publish(home: Home, cfg: Config, task: Task) -> Task:
     refuse_when_full(home, cfg)
     for _ in range(ID_ATTEMPTS):
         if not spool.id_taken(home, task.id):

@@ -96,18 +96,25 @@ def refuse_when_full(home: Home, cfg: Config) -> None:
 
 def enqueue(home: Home, fields: dict[str, Any]) -> dict[str, Any] | None:
     """The task as published (as the model dumps it), or None: the model's lane must do it."""
+    return enqueue_or_prepare(home, fields)[0]
+
+
+def enqueue_or_prepare(home: Home, fields: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """(the task as published, or None when the model's lane must do it; the prepared fields),
+    so that lane starts from them (dispatch(prepared=)) instead of preparing them again: a
+    dispatch prepares its task once (issue 34)."""
     cfg = Config.load(home)
     f = prepare(cfg, fields)
     if f.get("depends_on"):
-        return None
+        return None, f
     task = quick(f)
     if task is None or yaml_text(task) is None:
-        return None
+        return None, f
     refuse_when_full(home, cfg)
     for _ in range(ID_ATTEMPTS):
         if not spool.id_taken(home, task["id"]):
             text = yaml_text(task)
             if text is not None and spool.publish_text(home, task["id"], text):
-                return task
+                return task, f
         task["id"] = make_job_id(task["name"])
     raise ZenError("could not find a free job id (is the clock stuck?)")
