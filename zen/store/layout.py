@@ -496,3 +496,63 @@ class Home:
     def evidence_lock(self, domain: str) -> Path:
         """evidence/.<domain>.lock: one append to a domain's evidence at a time."""
         return self.evidence / f".{domain}.lock"
+
+
+# -- the order of the home's locks --------------------------------------------------------------
+# Every flock of a home, outermost first: a process that holds one may take only those after it
+# (two processes that both follow one order never wait on each other in a circle). Each is named
+# by its path inside the home, with job/ for jobs/<id>/ and lane/ for coord/<lane>/. Asserted
+# across a real dispatch -> harvest by tests/supervisor/test_lock_order.py.
+#
+#   control/supervisor.lock   the supervisor, for its whole life (one per home)
+#   control/guard.lock        the resident guardian, for its whole life (zen guard serve)
+#   control/server.lock       zen serve, for its whole life
+#   control/teams/.lock       one team spawn decision at a time; records in the jobs it starts
+#   job/.control.lock         one control action on a job (send, finish, cancel, harvest, the
+#                             kill switch's stop, the supervisor's settling of an ended agent)
+#   job/.recover.lock         zen recover's lease on a job
+#   job/.remote.lock          a turn on a Ray cluster, followed and settled (remote/turns.py)
+#   job/.autoharvest.lock     the harvest due after an agent's exit, decided once
+#   job/.harvest.lock         one harvest of a worktree at a time
+#   lane/.lock                a lane's file leases, taken, renewed and released
+#   job/.usage.lock           one usage reckoning at a time
+#   job/.metrics.lock         one writer of metrics.json
+#   job/.lock                 the timeline: an append, state.json brought up to date
+#   jobs/.index.lock          the index of finished jobs (updated as state.json is)
+#   coord/outbox/.lock        the webhooks' outbox
+#   control/config.lock ... control/logins.lock   one writer of one home-wide file each; a leaf
+#   logs/.control.lock        an append to the home's control log; the last of all
+LOCK_ORDER: tuple[str, ...] = (
+    f"{CONTROL}/{SUPERVISOR_LOCK}",
+    f"{CONTROL}/{GUARD_SERVER_LOCK}",
+    f"{CONTROL}/{SERVER_LOCK}",
+    f"{CONTROL}/{TEAMS}/{TEAMS_LOCK}",
+    f"job/{CONTROL_LOCK}",
+    f"job/{RECOVERY_LOCK}",
+    "job/.remote.lock",
+    f"job/{AUTOHARVEST_LOCK}",
+    f"job/{HARVEST_LOCK}",
+    f"lane/{COORD_LANE_LOCK}",
+    f"job/{USAGE_LOCK}",
+    f"job/{METRICS_LOCK}",
+    f"job/{EVENTS_LOCK}",
+    f"{JOBS}/.index.lock",
+    f"{COORD}/{OUTBOX}/{OUTBOX_LOCK}",
+    f"{CONTROL}/{CONFIG_LOCK}",
+    f"{CONTROL}/{BREAKER_LOCK}",
+    f"{CONTROL}/{AUTONOMY_LOCK}",
+    f"{CONTROL}/{GUARDIAN_EDIT_LOCK}",
+    f"{CONTROL}/{LOGINS_LOCK}",
+    f"{LOGS}/{CONTROL_LOG_LOCK}",
+)
+
+
+def lock_name(rel: str) -> str:
+    """A lock's place in LOCK_ORDER from its path inside the home: one name for the same lock of
+    every job (job/.lock) and of every lane (lane/.lock)."""
+    parts = rel.split("/")
+    if len(parts) == 3 and parts[0] == JOBS:
+        return f"job/{parts[2]}"
+    if len(parts) == 3 and parts[0] == COORD and parts[1] != OUTBOX and parts[2] == COORD_LANE_LOCK:
+        return f"lane/{COORD_LANE_LOCK}"
+    return rel
