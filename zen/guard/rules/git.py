@@ -10,7 +10,9 @@ incident rule additionally denies pushes to main, master, release/* and producti
 Config: `-c` / `git config` of alias.*, core.sshCommand, core.pager, hooksPath, ... is denied
 (those keys run commands); `git -C`, `--git-dir`, `--work-tree` elsewhere are denied.
 
-`git()` reads git's global options, then hands the subcommand to its function in SUBCOMMANDS.
+`git()` reads git's global options, then hands the subcommand to its function in SUBCOMMANDS
+(the subcommand as a `Sub`: gitsub.py; those that reach other repositories, hosts and files:
+gitremote.py; refs and branches: gitrefs.py).
 """
 
 from __future__ import annotations
@@ -21,8 +23,18 @@ from typing import TYPE_CHECKING
 
 from zen.guard.paths.resolve import norm, under
 from zen.guard.rules import env, gitalias, gitrefs
-from zen.guard.rules.gitopts import expand
-from zen.guard.shell.words import Cmd, State, Word, lit
+from zen.guard.rules.gitremote import (
+    _archive,
+    _clone_init,
+    _credential,
+    _fetch,
+    _log,
+    _push,
+    _remote,
+    _send_email,
+)
+from zen.guard.rules.gitsub import Sub, _values
+from zen.guard.shell.words import Cmd, State, Word
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
@@ -57,49 +69,6 @@ READ_ONLY = frozenset({
     "range-diff", "verify-commit", "verify-tag", "ls-remote", "--version", "--help", "-h",
 })
 _READS_PATHS = frozenset({"add", "diff", "blame", "hash-object", "show", "stage", "annotate"})
-# short options that take a value (attached or next): -bNAME, -cNAME, -ofix, -mMSG, ...
-SHORT_VALUES = {"checkout": "bB", "switch": "cC", "branch": "u", "clean": "e", "push": "o", "restore": "s",
-                "stash": "m", "commit": "mFCct", "tag": "mFu", "clone": "bocuj", "rebase": "xsX",
-                "worktree": "bB", "fetch": "j", "pull": "jsX", "merge": "msX", "cherry-pick": "mX",
-                "revert": "mX", "am": "pC", "format-patch": "o", "notes": "mFCc", "reset": "", "grep": "efABCm"}
-
-
-class Sub:
-    """One git subcommand as its handler sees it."""
-
-    __slots__ = ("args", "depth", "flags", "name", "pos", "ptexts", "st")
-
-    def __init__(self, name: str, args: list[Word], st: State, depth: int) -> None:
-        self.name = name
-        # long options as git reads them: a unique prefix is the option (--har is --hard)
-        args = [Word(expand(name, a.text), a.raw) if a.known and a.text.startswith("--") and a.text != "--"
-                else a for a in args]
-        self.args = args
-        self.st = st
-        self.depth = depth
-        # words after `--` are paths, however much they look like options
-        end = next((k for k, a in enumerate(args) if a.known and a.text == "--"), len(args))
-        self.flags = [a.text for a in args[:end] if a.text.startswith("-") and a.text != "--"]
-        self.pos = [a for a in args[:end] if not a.text.startswith("-")] + list(args[end + 1:])
-        self.ptexts = [a.text for a in self.pos]
-
-    def short(self, letter: str) -> bool:
-        """`letter` in a short option cluster (-fd), before any letter that takes the rest of the
-        cluster as its value (`checkout -bfix` is -b fix, not -f)."""
-        return any(letter in short_letters(self.name, f) for f in self.flags)
-
-
-def short_letters(sub: str, flag: str) -> str:
-    """The option letters of a short cluster, up to and including the first that takes a value."""
-    if not flag.startswith("-") or flag.startswith("--"):
-        return ""
-    takes = SHORT_VALUES.get(sub, "")
-    out = ""
-    for c in flag[1:]:
-        out += c
-        if c in takes:
-            break
-    return out
 
 
 def git(an: Analyser, name: str, args: list[Word], st: State, cmd: Cmd | None, depth: int) -> None:
@@ -295,10 +264,6 @@ def _branch(an: Analyser, s: Sub) -> None:
     gitrefs.branch(an, s)
 
 
-def _values(s: Sub, opts: tuple[str, ...]) -> list[Word]:
-    return [s.args[k + 1] for k, a in enumerate(s.args[:-1]) if a.text in opts]
-
-
 def _tag(an: Analyser, s: Sub) -> None:
     if "-f" in s.flags or "--force" in s.flags or s.short("f"):
         an.deny("git.tag-force", "`git tag -f` moves a published tag")
@@ -346,66 +311,6 @@ def _prune(an: Analyser, s: Sub) -> None:
 
 
 # -- pushes -----------------------------------------------------------------------------------
-
-def _push(an: Analyser, s: Sub) -> None:
-    own = f"zen/{an.ctx.job_id}" if an.ctx.job_id else None
-    lease = False
-    force = False
-    texts = []
-    skip = False
-    for a in s.args:
-        t = a.text
-        if skip:
-            skip = False
-            continue
-        if not a.known:
-            an.deny("git.push-unresolved", "a push whose destination is only known at run time")
-        if t.startswith("--"):
-            name = t.split("=", 1)[0]
-            if name == "--force":
-                force = True
-            elif name in ("--force-with-lease", "--force-if-includes"):
-                lease = lease or name == "--force-with-lease"
-            elif name in ("--mirror", "--prune", "--delete", "--all", "--branches"):
-                an.deny("git.push-destructive", f"`git push {name}` can delete or overwrite remote branches")
-            elif name in ("--receive-pack", "--exec"):
-                an.deny("git.config-smuggle", f"`git push {name}` runs a program on the remote")
-            elif name in ("--repo", "--push-option", "--signed", "--recurse-submodules", "-o") and "=" not in t:
-                skip = name in ("--repo", "--push-option")
-            continue
-        if t.startswith("-") and len(t) > 1:
-            letters = short_letters("push", t)
-            if "f" in letters:
-                force = True
-            if "d" in letters:
-                an.deny("git.push-destructive", "`git push -d` deletes remote branches")
-            if letters.endswith("o") and t.endswith("o"):
-                skip = True         # -o VALUE
-            continue
-        texts.append(t)
-    if force:
-        an.deny("git.force-push", "force pushes overwrite shared history (only --force-with-lease to the "
-                "job's own branch is allowed)")
-    _refspecs(an, texts[1:], lease, own)
-    an.need("network_requests", "approval.network", "`git push` reaches the remote")
-    an.beyond("report.push", "`git push` sends commits beyond the worktree")
-
-
-def _refspecs(an: Analyser, refspecs: list[str], lease: bool, own: str | None) -> None:
-    for r in refspecs:
-        if r.startswith("+"):
-            an.deny("git.force-push", f"`{r}`: a + refspec is a force push")
-        if r.startswith(":") or r.endswith(":"):
-            an.deny("git.push-destructive", f"`{r}`: pushing nothing to a branch deletes it")
-    if lease:
-        dests = []
-        for r in refspecs:
-            dst = r.split(":", 1)[1] if ":" in r else r
-            dests.append(dst.removeprefix("refs/heads/"))
-        if own is None or not dests or any(d != own for d in dests):
-            an.deny("git.force-push", f"--force-with-lease only to the job's own branch "
-                    f"({own or 'zen/<job>'}), and it must be named")
-
 
 # -- config and programs git runs -----------------------------------------------------------------
 
@@ -469,60 +374,6 @@ def _difftool(an: Analyser, s: Sub) -> None:
 def _grep(an: Analyser, s: Sub) -> None:
     if any(f.startswith(("-O", "--open-files-in-pager")) for f in s.flags):
         an.deny("git.config-smuggle", "`git grep -O` runs a pager program")
-
-
-def _clone_init(an: Analyser, s: Sub) -> None:
-    if len(s.pos) >= (2 if s.name == "clone" else 1):
-        an.write_word(s.pos[-1], s.st, f"`git {s.name}` writes")
-    if s.name == "clone" and s.pos:
-        repo = s.pos[-1] if len(s.pos) >= 2 else lit(s.pos[0].text.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
-        an.unknown_tree(repo, s.st)         # a clone's files: nothing the guardian has seen
-    if any(f.startswith(("--template", "-u", "--upload-pack", "--config", "-c")) for f in s.flags):
-        an.deny("git.config-smuggle", f"`git {s.name}` with a template/upload-pack/config runs programs")
-    if s.name == "clone":
-        an.need("network_requests", "approval.network", "`git clone` reaches the network")
-
-
-def _fetch(an: Analyser, s: Sub) -> None:
-    if any(f.startswith(("--upload-pack", "--exec")) for f in s.flags):
-        an.deny("git.config-smuggle", f"`git {s.name} --upload-pack` runs a program")
-    if s.name in ("fetch", "pull"):
-        gitrefs.fetch_refspecs(an, s)
-    an.need("network_requests", "approval.network", f"`git {s.name}` reaches the network")
-
-
-def _archive(an: Analyser, s: Sub) -> None:
-    for k, a in enumerate(s.args):
-        if a.text in ("-o", "--output", "--output-directory") and k + 1 < len(s.args):
-            an.write_word(s.args[k + 1], s.st, f"`git {s.name}` writes")
-        elif a.text.startswith(("--output=", "--output-directory=")):
-            an.write_word(lit(a.text.split("=", 1)[1]), s.st, f"`git {s.name}` writes")
-    if s.name == "archive" and any(f.startswith("--remote") or f.startswith("--exec") for f in s.flags):
-        an.deny("git.config-smuggle", "`git archive --remote/--exec` runs a program")
-
-
-def _log(an: Analyser, s: Sub) -> None:
-    for a in s.args:
-        if a.text.startswith("--output="):
-            an.write_word(lit(a.text.split("=", 1)[1]), s.st, f"`git {s.name} --output` writes")
-
-
-def _remote(an: Analyser, s: Sub) -> None:
-    if s.ptexts[:1] == ["add"] and any(f.split("=", 1)[0] == "--mirror" for f in s.flags):
-        an.deny("git.push-destructive", "`git remote add --mirror` makes every later push a mirror push, "
-                "which deletes and overwrites remote branches")
-    gitrefs.remote(an, s)
-
-
-def _send_email(an: Analyser, s: Sub) -> None:
-    if s.name == "send-email" and any(f.split("=", 1)[0] == "--dry-run" for f in s.flags):
-        return
-    an.deny("git.send-email", f"`git {s.name}` sends mail to people outside the worktree (email is a "
-            "high-consequence channel); zen harvests the work for a person to send")
-
-
-def _credential(an: Analyser, s: Sub) -> None:
-    an.deny("creds.command", f"`git {s.name}` reads stored credentials")
 
 
 SUBCOMMANDS: dict[str, Callable[[Analyser, Sub], None]] = {

@@ -50,7 +50,7 @@ from zen.store import layout
 
 if TYPE_CHECKING:
     from zen.guard.analyse import Analyser
-    from zen.guard.rules.git import Sub
+    from zen.guard.rules.gitsub import Sub
 
 ALWAYS_PROTECTED = frozenset({"main", "master", "trunk", "develop", "development", "production", "prod",
                               "stable", "HEAD", "FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD"})
