@@ -61,9 +61,11 @@ demo: $(PY)
 bench: $(PY)
 	$(PY) bench/run.py
 
-# README's picture of zen watch, on the fixed scene the snapshot test uses
+# README's pictures: zen watch on the fixed scene the snapshot test uses, and the dashboard on a
+# real sim fleet in headless chromium (desktop Sessions and Grid, a phone's Needs you)
 screenshot: $(PY)
 	$(PY) -m tests.tui.scene docs/zen-watch.svg
+	$(PY) -m tests.web.screens docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -171,5 +171,5 @@ const ZenTerm = (() => {
     bufs.delete(o.job);
   }
 
-  return { open, seed, out, ended, dataItems };
+  return { open, seed, out, ended, dataItems, views };
 })();
