@@ -29,6 +29,7 @@ MODULES = [
     "bench.supervisor",
     "bench.watch",
     "bench.server",
+    "bench.web",
     "bench.ray",
 ]
 

@@ -56,8 +56,9 @@ def test_a_tiles_terminal_sizes_the_pane_and_follows_the_tile(page: Any, served:
         cols, rows = data(page, term, "cols"), data(page, term, "rows")
         got = pane_size(served, job)
         return got if cols and got == (int(cols), int(rows)) else None
-    first = wait_until(follows, timeout=10, message="the pane to take the tile's size")
-    assert first[0] < 200
+    # the terminal starts at the pane's 200x50 (its seed), then fits the tile: both then agree
+    first = wait_until(lambda: (got := follows()) and got[0] < 200 and got, timeout=10,
+                       message="the pane to take the tile's size")
     js(page, "document.querySelector(arguments[0]).closest('.tile').style.width = '420px'", term)
     second = wait_until(lambda: (got := follows()) and got != first and got, timeout=10,
                         message="the pane to follow the narrower tile")

@@ -31,7 +31,7 @@ from zen.store.jobs import JobStore
 
 router = APIRouter(prefix="/api/v1/agent", tags=["live"], responses=ERRORS)
 
-CAPTURE_GAP_S = 0.02     # at most this often a round of terminal reads per stream
+CAPTURE_GAP_S = 0.005    # at most this often a round of terminal reads per stream
 REFRESH_S = 5.0          # every attached pane.log looked at this often besides its file events
 REFRESH_UNWATCHED_S = 0.5  # the same without file events (the hub sweeps instead)
 OUT_CHUNK = 256 * 1024   # the most of one pane's output in one frame

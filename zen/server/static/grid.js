@@ -31,7 +31,7 @@ const ZenGrid = (() => {
       if (item.text && last && last.text) last.text += item.text; else t.queue.push(item);
     }
     clearTimeout(t.timer);
-    t.timer = setTimeout(() => flush(job, t), items.some(i => i.key) ? 0 : 15);
+    t.timer = setTimeout(() => flush(job, t), 0);   // keys typed meanwhile wait for the POST in flight
   }
 
   // One POST at a time per tile: the server answers requests in parallel, so two batches in flight
