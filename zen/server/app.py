@@ -20,6 +20,7 @@ from zen.server import (
     api_files,
     api_guardrails,
     api_live,
+    api_review,
     api_sessions,
     api_stream,
     api_tasks,
@@ -54,7 +55,8 @@ def create_app(home: Home, *, host: str = "127.0.0.1", port: int = 19840, keepal
                               "Authenticate with `Authorization: Bearer <control/api-token>`.")
     app.state.zen = context
     errors.install(app)
-    for module in (api_tasks, api_sessions, api_guardrails, api_coord, api_files, api_live, api_stream, api_term, api_ui):
+    for module in (api_tasks, api_sessions, api_guardrails, api_coord, api_files, api_live, api_review, api_stream,
+                   api_term, api_ui):
         app.include_router(module.router)
     app.include_router(api_ui.page)
     app.mount("/agent/static", StaticFiles(directory=api_ui.STATIC), name="static")

@@ -193,6 +193,7 @@ async function select(job) {
   }
   if (Z.selected !== job) return;
   Z.sessions.set(job, d.session);
+  ZenReview.noteEvents(job, d.events);
   renderDetail();
   const list = $("#sd-events");
   list.replaceChildren(...d.events.map(eventItem));
@@ -231,6 +232,7 @@ function renderDetail() {
   const can = { pause: live && s.state !== "paused", resume: s.state === "paused", finish: live, cancel: s.state !== "cancelled" && s.state !== "harvested" && s.state !== "failed",
                 harvest: !!s.worktree, land: !!s.review_branch && !live, files: !!s.worktree };
   document.querySelectorAll("#session-detail .controls button").forEach(b => { b.disabled = !can[b.dataset.act]; });
+  ZenReview.show(s);
 }
 async function control(job, what) {
   if (what === "files") { ZenFiles.open(job); return; }
@@ -436,6 +438,7 @@ function connect() {
     const ev = JSON.parse(m.data);
     soon(`job:${ev.job}`, () => refreshJob(ev.job));
     if (Z.selected === ev.job) {
+      ZenReview.noteEvents(ev.job, [ev]);
       const list = $("#sd-events");
       list.appendChild(eventItem(ev));
       list.scrollTop = list.scrollHeight;
