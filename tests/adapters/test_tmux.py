@@ -325,3 +325,18 @@ def test_the_config_is_written_once_and_kept(tmux: Tmux) -> None:
     tmux.conf.write_text("# edited by hand\n")
     tmux.ensure_conf()
     assert tmux.conf.read_text() == text
+
+
+def test_a_paste_into_a_pane_that_just_died_leaves_the_server_and_every_other_agent_alive(
+        tmux: Tmux, tmp_path: Path) -> None:
+    # tmux 3.3a's server crashes on paste-buffer into a dead pane kept by remain-on-exit: one
+    # `zen send` racing an agent's death took every other job's session with it
+    other = start(tmux, tmp_path, "zen-other", "sleep 60")
+    dying = start(tmux, tmp_path, "zen-dying", "cat")
+    wait_until(lambda: running(dying.pid), message="the pane's process")
+    assert dying.pid is not None
+    os.kill(dying.pid, 9)
+    wait_until(lambda: (p := tmux.pane("zen-dying")) is not None and p.dead, message="the pane dead")
+    tmux.send_text(dying.pane_id, "first line\nsecond line")      # a paste, to a dead pane
+    assert tmux.has_session("zen-other") and running(other.pid)
+    assert (p := tmux.pane("zen-dying")) is not None and p.dead and p.signal == 9

@@ -478,7 +478,6 @@ class Tmux:
         if inert:
             text, paste = inert_text(text), True
         text = text.rstrip("\n")
-        pane = self._pane(pane_id)
         if "\n" in text or (paste and text):
             # from a file, not an argument: tmux caps one command's size near 16 KiB
             buf = f"zen-{os.getpid()}"
@@ -487,8 +486,12 @@ class Tmux:
                 with os.fdopen(fd, "w") as f:
                     f.write(text)
                 self.server.load_buffer(path, buffer_name=buf)
-                pane.paste_buffer(buffer_name=buf, bracket=True, delete_after=True)
-            except tmux_exc.LibTmuxException as exc:
+                # tmux 3.3a's server crashes on a paste into a dead pane (remain-on-exit keeps it),
+                # taking every agent's session with it: the pane is asked first, in the same pass
+                # of the server's command queue, and a dead one gets nothing
+                self.run("if-shell", "-F", "-t", pane_id, "#{pane_dead}", f"delete-buffer -b {buf}",
+                         f"paste-buffer -b {buf} -d -p -t {pane_id}")
+            except (tmux_exc.LibTmuxException, TmuxError) as exc:
                 raise TmuxError(f"tmux could not paste into {pane_id}: {exc}") from None
             finally:
                 with contextlib.suppress(OSError):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import signal as signals
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -169,9 +169,13 @@ class JobWatcher:
         changed = self.read_timeline(now)
         if info is not None and info.dead and not info.settled:
             self.dead_since = self.dead_since or now
-            told = self.deps.store.paths(self.job_id).exit_file.exists() or (
-                info.pid is not None and procs.exit_status(info.pid) is not None)
-            if now - self.dead_since < self.settings.settle_wait_s and not told:
+            zombie = procs.exit_status(info.pid) if info.pid is not None else None
+            if zombie is not None:
+                # the kernel's word, kept now: tmux may reap the process the next moment and
+                # still show a blank status, and then no one could tell how it ended
+                info = replace(info, exit_code=zombie[0], signal=zombie[1])
+            elif (now - self.dead_since < self.settings.settle_wait_s
+                  and not self.deps.store.paths(self.job_id).exit_file.exists()):
                 return None  # neither tmux, the wrapper nor the kernel has told the exit status yet
         if info is None or info.dead:
             return Ended(info)
