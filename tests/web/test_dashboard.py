@@ -270,10 +270,18 @@ def test_the_file_browser_shows_the_diff_and_saves_a_humans_edit(page: Any, serv
     click(page, '#session-detail button[data-act="files"]')
     wait_until(lambda: "+# notes" in text_of(page, "#diff-view"), message="the diff")
     click(page, '#file-list li[data-path="notes.md"]')
-    wait_until(lambda: page.execute_script("return document.querySelector('#editor-text').value") == "# notes\n",
+    wait_until(lambda: page.execute_script("return ZenFiles.view && ZenFiles.view.state.doc.toString()") == "# notes\n",
                message="the file in the editor")
-    editor = css(page, "#editor-text")
-    editor.send_keys("edited by a human\n")
+    assert exists(page, "#editor-cm .cm-editor .cm-lineNumbers"), "not the CodeMirror editor"
+    assert exists(page, "#editor-cm .cm-line span"), "no syntax highlighting of the markdown"
+    editor = css(page, "#editor-cm .cm-content")
+    editor.click()
+    page.execute_script("ZenFiles.view.dispatch({selection: {anchor: ZenFiles.view.state.doc.length}})")
+    type_into(page, editor, "edited by a human\n")
+    assert "unsaved" in page.execute_script("return getComputedStyle(document.querySelector('#editor-path'), '::after').content")
+    page.execute_script("window.confirm = () => false")
+    click(page, "#files-close")   # unsaved changes: Close asks first, and a No keeps the editor open
+    assert not page.execute_script("return document.querySelector('#files').hidden")
     click(page, "#editor-save")
     path = served.home / "worktrees" / job / "notes.md"
     wait_until(lambda: "edited by a human" in path.read_text(), message="the save")

@@ -388,6 +388,7 @@ const ZenFiles = {
     this.diff();
   },
   async diff() {
+    if (!this.leave()) return;
     $("#editor").hidden = true;
     const v = $("#diff-view");
     v.hidden = false;
@@ -397,22 +398,47 @@ const ZenFiles = {
       class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "" }, line + "\n")));
   },
   async edit(path) {
+    if (!this.leave()) return;
     const r = await act("GET", `/sessions/${encodeURIComponent(this.job)}/file?path=${encodeURIComponent(path)}`);
     if (!r) return;
-    this.path = path; this.sha = r.sha;
+    this.path = path; this.sha = r.sha; this.original = r.content;
     $("#diff-view").hidden = true;
     $("#editor").hidden = false;
     $("#editor-path").textContent = path + (r.binary ? " (binary: not editable)" : "");
-    $("#editor-text").value = r.content;
-    $("#editor-text").disabled = r.binary;
     $("#editor-save").disabled = r.binary;
+    if (typeof ZenCM === "undefined") {     // the plain textarea when the editor bundle is missing
+      $("#editor-text").hidden = false;
+      $("#editor-text").value = r.content;
+      $("#editor-text").disabled = r.binary;
+      return;
+    }
+    $("#editor-text").hidden = true;
+    if (this.view) this.view.destroy();
+    const L = ZenCM.languages;
+    const ext = (path.split(".").pop() || "").toLowerCase();
+    const lang = { py: L.python, js: L.javascript, mjs: L.javascript, ts: () => L.javascript({ typescript: true }),
+                   md: L.markdown, json: L.json, yaml: L.yaml, yml: L.yaml }[ext];
+    this.view = new ZenCM.EditorView({
+      parent: $("#editor-cm"),
+      state: ZenCM.EditorState.create({ doc: r.content, extensions: [
+        ZenCM.basicSetup, ...(lang ? [lang()] : []), ZenCM.EditorState.readOnly.of(!!r.binary),
+        ZenCM.EditorView.updateListener.of(u => { if (u.docChanged) this.mark(); }),
+        ZenCM.keymap.of([{ key: "Mod-s", run: () => { this.save(); return true; } }]),
+      ] }),
+    });
+    this.mark();
   },
+  text() { return this.view ? this.view.state.doc.toString() : $("#editor-text").value; },
+  dirty() { return this.path !== null && !$("#editor").hidden && this.text() !== this.original; },
+  mark() { $("#editor-path").classList.toggle("dirty", this.dirty()); },
+  leave() { return !this.dirty() || confirm(`Leave ${this.path} without saving your changes?`); },
   async save() {
+    const content = this.text();
     const r = await act("PUT", `/sessions/${encodeURIComponent(this.job)}/file`,
-      { path: this.path, content: $("#editor-text").value, expected_sha: this.sha }, `saved ${this.path}`);
-    if (r) this.sha = r.sha;
+      { path: this.path, content, expected_sha: this.sha }, `saved ${this.path}`);
+    if (r) { this.sha = r.sha; this.original = content; this.mark(); }
   },
-  close() { $("#files").hidden = true; },
+  close() { if (this.leave()) { $("#files").hidden = true; this.path = null; } },
 };
 
 // -- live updates ------------------------------------------------------------------------------------
