@@ -44,11 +44,9 @@ def main() -> None:
         hook.leave(hook.main(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "serve"] and not asks_help:
         # lean start: the supervisor starts the resident guardian with every start of its own
-        from zen.guard.hook import verdict  # the decision it serves
-        from zen.guard.resident.server import main as guard_serve  # the server itself
-        from zen.orchestration.job.turnhook import relayed  # walled agents' turn signals
+        from zen.orchestration.job.guardian import serve as guard_serve
 
-        sys.exit(guard_serve(argv[2:], verdict, writes_check=lease_check, turns=relayed))
+        sys.exit(guard_serve(argv[2:], writes_check=lease_check))
     if argv[:2] == ["guard", "check"] and "--batch" in argv:
         # lean start: a throughput tool, measured in bench/guard.py
         from zen.guard.batch import fast_main

@@ -1,4 +1,4 @@
-"""The per-kind circuit breaker on automatic work (zen.orchestration.breaker, DESIGN 13): the
+"""The per-kind circuit breaker on automatic work (zen.orchestration.safety.breaker, DESIGN 13): the
 counts in control/breaker.json, when a kind opens and closes, and the zen.yaml errors."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from tests.helpers import one_line, tune
 from zen.errors import ZenError
-from zen.orchestration import breaker
 from zen.orchestration.read.schedule import breaker_status, try_automatic_start
+from zen.orchestration.safety import breaker
 from zen.store.config import Config
 from zen.store.home import Home
 

@@ -12,9 +12,9 @@ import pytest
 
 from zen.core.model import Level
 from zen.errors import ZenError
-from zen.orchestration import autonomy
 from zen.orchestration.job import preflight
 from zen.orchestration.job.preflight import FAIL, PASS, WARN
+from zen.orchestration.safety import autonomy
 from zen.store.home import init_home
 from zen.store.layout import Home
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tests.helpers import zen, zen_json
 from tests.teams.conftest import tune
-from zen.orchestration import breaker
 from zen.orchestration.home.fastsetup import PRESET, leaves
 from zen.orchestration.read.schedule import try_automatic_start
+from zen.orchestration.safety import breaker
 from zen.store.config import _DEFAULTS, Config
 from zen.store.home import Home
 

@@ -10,11 +10,11 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JOB, JSON
 from zen.core.model import Level
-from zen.orchestration import autonomy as auto
 from zen.orchestration.job import killswitch
 from zen.orchestration.job.control import stop_all
 from zen.orchestration.read.query import resolve_job
 from zen.orchestration.read.status import supervisor_status
+from zen.orchestration.safety import autonomy as auto
 
 autonomy = typer.Typer(help="Autonomy levels per domain, earned from evidence.", invoke_without_command=True)
 

@@ -41,20 +41,7 @@ def _status(args: list[str]) -> Callable[[], int] | None:
         return None
     json_out = bool(args)
 
-    def run() -> int:
-        # loaded when the command runs: the fast entry imports only what it needs
-        from zen.cli import render
-
-        # loaded when the command runs: the fast entry imports only what it needs
-        from zen.cli.views import status_lines
-
-        # loaded when the command runs: the fast entry imports only what it needs
-        from zen.orchestration.read import overview
-
-        render.emit(overview.status(_home(), full=json_out), json_out, status_lines)
-        return 0
-
-    return run
+    return lambda: _emit("status", json_out)
 
 
 def _show(args: list[str]) -> Callable[[], int] | None:
@@ -78,20 +65,22 @@ def _show(args: list[str]) -> Callable[[], int] | None:
         return None
     ref = job
 
-    def run() -> int:
-        # loaded when the command runs: the fast entry imports only what it needs
-        from zen.cli import render
+    return lambda: _emit("show", False, ref=ref, events=events)
 
-        # loaded when the command runs: the fast entry imports only what it needs
-        from zen.cli.views import show_lines
 
-        # loaded when the command runs: the fast entry imports only what it needs
-        from zen.orchestration.read import overview
+def _emit(what: str, json_out: bool, ref: str = "", events: int = 10) -> int:
+    """`zen status` or `zen show JOB`, printed as the full CLI prints them."""
+    # loaded when the command runs: the fast entry imports only what it needs
+    from zen.cli import render, views
 
-        render.emit(overview.job(_home(), ref, last_events=events), False, show_lines)
-        return 0
+    # loaded when the command runs: the fast entry imports only what it needs
+    from zen.orchestration.read import overview
 
-    return run
+    if what == "status":
+        render.emit(overview.status(_home(), full=json_out), json_out, views.status_lines)
+    else:
+        render.emit(overview.job(_home(), ref, last_events=events), False, views.show_lines)
+    return 0
 
 
 def _dispatch(args: list[str]) -> Callable[[], int] | None:

@@ -21,9 +21,7 @@ from zen.guard.api import Decision, ToolCall
 from zen.guard.batch import run as run_batch
 from zen.guard.context import Guard
 from zen.guard.hook import main as hook_main
-from zen.guard.hook import verdict
-from zen.guard.resident.server import main as serve_main
-from zen.orchestration.job.turnhook import relayed
+from zen.orchestration.job.guardian import serve as serve_main
 
 guard = typer.Typer(help="The guardian: check commands and file edits against the policy.", no_args_is_help=True)
 
@@ -107,7 +105,7 @@ def serve(
     is absent, slow or stopped. The supervisor runs one; stop it with SIGTERM or Ctrl-C."""
     home = common.home().root
     argv = ["--home", str(home)] + (["--parent", str(parent)] if parent is not None else [])
-    return serve_main(argv, verdict, writes_check=lambda: check_writes, turns=relayed)
+    return serve_main(argv, writes_check=lambda: check_writes)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,11 +17,11 @@ from zen.cli.common import JSON
 from zen.cli.policy import change_lines
 from zen.core.incident import Incident
 from zen.errors import ZenError
-from zen.orchestration import incidents
 from zen.orchestration.insight import propose as proposing
 from zen.orchestration.insight.replay import Simulation, drift
 from zen.orchestration.job.preflight import Report
 from zen.orchestration.job.preflight import run as run_preflight
+from zen.orchestration.safety import incidents
 
 incident = typer.Typer(help="Incident records whose controls the guardian, preflight and handoff enforce.",
                        no_args_is_help=True)

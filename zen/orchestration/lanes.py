@@ -16,6 +16,13 @@ from zen.store.config import Config, edit_config, lane_path
 from zen.store.home import Home
 
 
+def _yaml_map(spec: Mapping[str, Any]) -> Any:
+    """A mapping zen.yaml keeps in place (ruamel's, which keeps comments and order)."""
+    from ruamel.yaml.comments import CommentedMap  # 30 ms: zen dispatch imports this module
+
+    return CommentedMap(spec)
+
+
 def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | None,
              setup: str | None = None, include: list[str] | None = None, *,
              unguarded: str | None = None, unguarded_shell: bool = False,
@@ -45,15 +52,13 @@ def add_lane(home: Home, name: str, path: str, base: str | None, domain: str | N
     spec.update(extra or {})  # e.g. executor: and remote: (zen.orchestration.remote.lanes)
 
     def change(cfg: Config) -> None:
-        from ruamel.yaml.comments import CommentedMap  # 30 ms: zen dispatch imports this module
-
         lanes = cfg.data.get("lanes")
         if not lanes:
-            lanes = CommentedMap()
+            lanes = _yaml_map({})
             cfg.data["lanes"] = lanes
         if name in lanes:
             raise ZenError(f"lane {name!r} already exists (zen lane remove {name} first)")
-        lanes[name] = CommentedMap(spec)
+        lanes[name] = _yaml_map(spec)
 
     edit_config(home, change)
     return {"name": name, **spec}
@@ -71,8 +76,6 @@ def remove_lane(home: Home, name: str) -> None:
 
 def edit_lane(home: Home, name: str, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     """One lane's spec in zen.yaml replaced by `edit(spec)`, under the config's lock; the new spec."""
-    from ruamel.yaml.comments import CommentedMap  # 30 ms: zen dispatch imports this module
-
     result: dict[str, Any] = {}
 
     def change(cfg: Config) -> None:
@@ -81,7 +84,7 @@ def edit_lane(home: Home, name: str, edit: Callable[[dict[str, Any]], dict[str, 
             known = ", ".join(sorted(lanes)) or "none yet"
             raise NotFound(f"no lane named {name!r} (known lanes: {known}; add one with zen lane add)")
         spec = edit(dict(lanes[name]))
-        lanes[name] = CommentedMap(spec)
+        lanes[name] = _yaml_map(spec)
         result.update({"name": name, **spec})
 
     edit_config(home, change)

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends
 from zen.core.events import EventType as E
 from zen.errors import ZenError
 from zen.guard import approvals as gapprovals
-from zen.orchestration import autonomy, guardrails
 from zen.orchestration.job import control, killswitch
 from zen.orchestration.read.schedule import breaker_status
+from zen.orchestration.safety import autonomy, guardrails
 from zen.server.api_tasks import ERRORS
 from zen.server.context import home
 from zen.server.models import (

@@ -7,9 +7,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
-from zen.orchestration import autonomy as auto
 from zen.orchestration.job import control
 from zen.orchestration.read.query import resolve_job
+from zen.orchestration.safety import autonomy as auto
 from zen.server.api_tasks import ERRORS
 from zen.server.context import home
 from zen.store.home import Home

@@ -39,7 +39,7 @@ from zen.agents.wall import spawn_check as wall_check
 from zen.errors import SpawnError, UsageError
 from zen.guard.policy.levels import kill_switch_on
 from zen.orchestration.attach.record import Place
-from zen.orchestration.autonomy import domain_level
+from zen.orchestration.safety.autonomy import domain_level
 from zen.store.config import Config
 from zen.store.jobs import JobStore
 from zen.store.layout import Home, JobPaths

@@ -30,8 +30,8 @@ from zen.core.incident import Incident
 from zen.errors import ZenError
 from zen.guard.api import FILE_TOOLS
 from zen.guard.audit import rebuild_call
-from zen.orchestration.incidents import get
 from zen.orchestration.insight.replay import Change, Recorded, load, recorded, simulate
+from zen.orchestration.safety.incidents import get
 from zen.store.atomic import atomic_write
 from zen.store.home import Home
 from zen.store.jobs import JobStore

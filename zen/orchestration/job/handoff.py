@@ -14,7 +14,7 @@ from pathlib import Path
 from zen.adapters import git
 from zen.core.ids import iso, utcnow
 from zen.core.model import Task
-from zen.orchestration.incidents import warnings_for
+from zen.orchestration.safety.incidents import warnings_for
 from zen.store.home import Home
 
 LEVEL_MEANING = {

@@ -16,8 +16,8 @@ from dataclasses import replace
 from zen.agents.unguarded import is_guarded
 from zen.core.events import EventType as E
 from zen.errors import ZenError
-from zen.orchestration import autonomy
 from zen.orchestration.job.pause import pause, resume
+from zen.orchestration.safety import autonomy
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 

@@ -22,11 +22,11 @@ from zen.core.model import Level
 from zen.core.sizes import format_size
 from zen.errors import ZenError
 from zen.guard.policy.load import integrations, load_policy_errors, source_paths
-from zen.orchestration.autonomy import level_of, read_evidence, read_policy
-from zen.orchestration.incidents import check, valid
 from zen.orchestration.read.query import pending_tasks
 from zen.orchestration.read.status import supervisor_pid
 from zen.orchestration.remote.lanes import checks as remote_checks
+from zen.orchestration.safety.autonomy import level_of, read_evidence, read_policy
+from zen.orchestration.safety.incidents import check, valid
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.layout import SUBDIRS

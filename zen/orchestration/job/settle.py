@@ -29,10 +29,10 @@ from zen.core.events import EventType as E
 from zen.core.model import JobSnapshot, JobStatus, Level
 from zen.core.recovery import harvest_pending
 from zen.errors import ZenError
-from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.job.harvest import Harvest, disk_trouble, harvest
 from zen.orchestration.job.panes import with_exit_status
+from zen.orchestration.safety.autonomy import domain_level
 from zen.store import events as ev_store
 from zen.store.atomic import flocked
 from zen.store.follow import Follower

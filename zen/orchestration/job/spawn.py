@@ -37,11 +37,11 @@ from zen.core.model import Task
 from zen.errors import LaneGone, SpawnError, ZenError
 from zen.guard.policy.levels import kill_switch_on
 from zen.observe import telemetry
-from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.job import handoff, preflight
 from zen.orchestration.lanes import Lane, resolve_lane
 from zen.orchestration.remote.turns import executor_of
+from zen.orchestration.safety.autonomy import domain_level
 from zen.store import faults
 from zen.store.atomic import atomic_write
 from zen.store.config import Config

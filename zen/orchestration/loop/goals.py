@@ -28,7 +28,7 @@ from zen.core.inert import inert_text
 from zen.core.model import JobStatus, Task
 from zen.errors import ZenError
 from zen.observe.metrics import headline
-from zen.orchestration import breaker
+from zen.orchestration.safety import breaker
 from zen.orchestration.teams.ops import send_to
 from zen.orchestration.teams.workers import Caller
 from zen.store.config import Config

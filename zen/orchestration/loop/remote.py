@@ -27,11 +27,11 @@ from zen.core.ids import parse_iso
 from zen.core.model import JobStatus
 from zen.core.remote import Executor, TurnSpec, base_ref, turn_ref
 from zen.errors import ExecutorError, RayError, RayUnreachable, SpawnError, ZenError
-from zen.orchestration.autonomy import domain_level
 from zen.orchestration.context import JobContext
 from zen.orchestration.job import handoff, settle, spawn
 from zen.orchestration.remote import follow, turns
 from zen.orchestration.remote.endpoint import Endpoint
+from zen.orchestration.safety.autonomy import domain_level
 from zen.store.atomic import atomic_write
 from zen.store.config import Config
 from zen.store.home import Home

@@ -20,9 +20,9 @@ from zen.core import messages
 from zen.core.events import EventType as E
 from zen.core.model import JobStatus
 from zen.errors import ZenError
-from zen.orchestration import breaker
 from zen.orchestration.job import revive
 from zen.orchestration.loop.goals import UNTIL_DONE, Clock, GoalKeeper
+from zen.orchestration.safety import breaker
 from zen.orchestration.teams import ops as team_ops
 from zen.store.config import Config
 from zen.store.home import Home

@@ -21,8 +21,8 @@ from zen.core.taskcheck import quick, read_text
 from zen.errors import NotFound
 from zen.observe import snapshot as metrics_snapshot
 from zen.observe.metrics import figures, headline_total
-from zen.orchestration import breaker as breaker_kinds
 from zen.orchestration.read.status import supervisor_status
+from zen.orchestration.safety import breaker as breaker_kinds
 from zen.store import events as ev_store
 from zen.store import snapshots, spool
 from zen.store.config import Config

@@ -9,7 +9,7 @@ from typing import Any
 from zen.core import schedule as core
 from zen.core.ids import parse_iso
 from zen.core.model import JobSnapshot, JobStatus
-from zen.orchestration import breaker
+from zen.orchestration.safety import breaker
 from zen.store import spool
 from zen.store.config import Config
 from zen.store.home import Home
@@ -66,7 +66,7 @@ def dep_states(home: Home, queued: list[core.Queued], known: dict[str, JobSnapsh
     return out
 
 
-# the breaker's file has one owner, zen.orchestration.breaker; the names the scheduler's callers use
+# the breaker's file has one owner, zen.orchestration.safety.breaker; the names the scheduler's callers use
 load_breaker = breaker.load_breaker
 breaker_until = breaker.automatic_until
 try_automatic_start = breaker.try_automatic

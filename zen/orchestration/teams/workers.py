@@ -41,9 +41,9 @@ from zen.core.events import EventType as E
 from zen.core.ids import iso, make_job_id, name_from_prompt, utcnow
 from zen.core.model import AgentKind, JobSnapshot, JobStatus, Task
 from zen.errors import InvalidTask, KillSwitchEngaged, NotFound, Refused, RevisionMismatch, ZenError
-from zen.orchestration import breaker
 from zen.orchestration.read.query import pending_tasks, resolve_job
 from zen.orchestration.read.schedule import breaker_until
+from zen.orchestration.safety import breaker
 from zen.store import layout, spool
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
