@@ -14,7 +14,7 @@ from zen.core.ids import iso, slugify, utcnow
 from zen.core.incident import Incident
 from zen.errors import NotFound, ZenError
 from zen.guard.policy.load import validate_rules
-from zen.orchestration.autonomy import demote
+from zen.orchestration.safety.autonomy import demote
 from zen.store.atomic import create_exclusive
 from zen.store.home import Home
 from zen.store.jobs import describe_validation
