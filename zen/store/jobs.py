@@ -272,8 +272,10 @@ class JobStore:
         """state.json brought up to date with events.jsonl (and saved when it moved)."""
         d = self.dir(job_id)
         got = catch_up(d, job_id, lambda raw: _validated(job_id, raw), lambda: JobSnapshot(job=job_id))
-        if got.replayed and write:
+        if got.replayed and write and (d / EVENTS).exists():
             return self.rebuild(job_id)     # under the job's lock, published
+        if got.replayed:
+            return got.snap                 # no timeline (yet): nothing to publish
         if not got.moved or not write:
             return got.snap
         try:
