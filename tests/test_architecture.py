@@ -512,3 +512,18 @@ def test_no_door_picks_a_status_or_an_exit_code_by_an_errors_message() -> None:
 ])
 def test_the_message_check_itself_sees_text_matching(probe: str, caught: bool) -> None:
     assert bool(_message_tests(ast.parse(probe))) is caught
+
+
+# The one metrics fold (issue 34): the figures a person is shown — the dashboard's Metrics tab,
+# `zen metrics`, `zen status` — come from zen/observe; none of these counts a timeline itself.
+METRICS_SHOWN_BY = {"zen.server.figures": "zen.observe.report", "zen.cli.metrics": "zen.observe.report",
+                    "zen.orchestration.read.overview": "zen.observe.metrics"}
+
+
+@pytest.mark.parametrize("shown_by", sorted(METRICS_SHOWN_BY))
+def test_the_metrics_a_person_is_shown_come_from_the_one_fold_in_observe(shown_by: str) -> None:
+    m = MODULES[shown_by]
+    assert METRICS_SHOWN_BY[shown_by] in m.top | m.inner, f"{shown_by} does not read {METRICS_SHOWN_BY[shown_by]}"
+    counting = {t for t in m.top | m.inner if t in ("zen.core.events", "zen.store.events", "zen.store.follow")}
+    if shown_by != "zen.orchestration.read.overview":      # it also prints the job's timeline
+        assert not counting, f"{shown_by} reads timelines itself ({sorted(counting)}): count in zen/observe"
