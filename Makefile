@@ -29,7 +29,7 @@ test: $(PY)
 	@bash tests/claude/install.sh >/dev/null || echo "make test: Claude Code could not be installed; tests/claude will skip what needs it"
 	$(PY) -m pytest -q -m claude tests/claude tests/sandbox tests/attached
 	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || echo "make test: the agent of $$s could not be installed; $$s will skip what needs it"; done
-	$(PY) -m pytest -q -m agents $(AGENT_SUITES) tests/sandbox/codex
+	$(PY) -m pytest -q -m agents $(AGENT_SUITES) tests/sandbox/codex tests/attached/codex tests/attached/gemini
 
 test-fast: $(PY)
 	$(PY) -m pytest $(XDIST) -q -m "not slow and not claude and not agents"
@@ -40,7 +40,7 @@ test-claude: $(PY)
 
 test-agents: $(PY)
 	@for s in $(AGENT_SUITES); do bash $$s/install.sh >/dev/null || exit 1; done
-	$(PY) -m pytest -q -m agents $(AGENT_SUITES) tests/sandbox/codex
+	$(PY) -m pytest -q -m agents $(AGENT_SUITES) tests/sandbox/codex tests/attached/codex tests/attached/gemini
 
 # one real two-node Ray cluster on 127.0.0.1 for the whole run: serial, never one per xdist worker
 test-ray: $(PY)
