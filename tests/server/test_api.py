@@ -56,6 +56,7 @@ def test_the_schema_lists_every_endpoint_of_design_11(served: Served) -> None:
         f"{p}/sessions/{{job}}/land": {"post"}, f"{p}/approvals": {"get"},
         f"{p}/approvals/{{approval_id}}/approve": {"post"}, f"{p}/approvals/{{approval_id}}/deny": {"post"},
         f"{p}/killswitch": {"get", "post", "delete"}, f"{p}/events": {"get"},
+        f"{p}/agent-sessions": {"get"},      # what zen sessions lists (issue 39)
     }
     for path, methods in want.items():
         assert path in paths, path

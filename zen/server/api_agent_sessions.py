@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict
 
 from zen.core.durations import parse_duration
 from zen.errors import UsageError
@@ -20,7 +21,28 @@ from zen.store.home import Home
 router = APIRouter(prefix="/api/v1/agent", tags=["sessions"], responses=ERRORS)
 
 
-@router.get("/agent-sessions")
+class AgentSession(BaseModel):
+    """One session; its tokens by class, cost and API calls as further fields (the ledger's names)."""
+
+    model_config = ConfigDict(extra="allow")
+    agent: str
+    session: str
+    project: str
+    started: str
+    last_activity: str
+    turns: int
+    model: str
+    zen: bool
+    job: str | None
+    path: str
+
+
+class AgentSessions(BaseModel):
+    sessions: list[AgentSession]
+    total: dict[str, Any]
+
+
+@router.get("/agent-sessions", response_model=AgentSessions)
 def agent_sessions(since: str | None = Query(None, max_length=40, description="Only sessions active in this long (7d)."),
                    project: str | None = Query(None, max_length=4096,
                                                description="Only sessions whose directory names this."),

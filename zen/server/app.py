@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from zen import __version__
 from zen.server import (
+    api_agent_sessions,
     api_coord,
     api_files,
     api_guardrails,
@@ -55,8 +56,8 @@ def create_app(home: Home, *, host: str = "127.0.0.1", port: int = 19840, keepal
                               "Authenticate with `Authorization: Bearer <control/api-token>`.")
     app.state.zen = context
     errors.install(app)
-    for module in (api_tasks, api_sessions, api_guardrails, api_coord, api_files, api_live, api_review, api_stream,
-                   api_term, api_ui):
+    for module in (api_tasks, api_sessions, api_agent_sessions, api_guardrails, api_coord, api_files, api_live,
+                   api_review, api_stream, api_term, api_ui):
         app.include_router(module.router)
     app.include_router(api_ui.page)
     app.mount("/agent/static", StaticFiles(directory=api_ui.STATIC), name="static")
