@@ -196,3 +196,17 @@ def test_usage_and_guard_decisions_accumulate() -> None:
 def test_the_first_spawn_time_is_kept_across_respawns() -> None:
     snap = replay(JOB, [*HAPPY[:5], {"seq": 6, "ts": "later", "type": "agent.spawned", "session": "zen-x2"}])
     assert snap.started_at == "2026-11-29T10:15:05.000Z" and snap.tmux_session == "zen-x2"
+
+
+
+def test_an_anomaly_flagged_is_counted_and_its_message_kept_for_the_dashboard_and_the_watch() -> None:
+    events = timeline(
+        ev("task.received", task={"name": "loop"}), ev("job.queued"), ev("preflight.passed"),
+        ev("worktree.created", path="/h/worktrees/x", branch="zen/x", base_commit="abc123"),
+        ev("agent.spawned", session="zen-x", target="zen-x:0.0"),
+        ev("anomaly.flagged", what="tool-loop", key="k1", message="the same call 9 times in a row"),
+        ev("anomaly.flagged", what="deny-burst", key="k2", message="12 denials in 5 minutes"))
+    assert replay(JOB, events[:5]).anomalies == 0
+    snap = replay(JOB, events)
+    assert (snap.anomalies, snap.anomaly) == (2, "12 denials in 5 minutes")
+    assert snap.state is replay(JOB, events[:5]).state          # a finding moves no state

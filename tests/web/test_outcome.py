@@ -13,6 +13,7 @@ from selenium.webdriver.common.keys import Keys
 from tests.helpers import wait_until
 from tests.server.served import Served
 from tests.web.conftest import shot, type_into
+from zen.store import events as ev_store
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +61,22 @@ def test_an_exit_2_job_shows_a_red_exit_2_badge_not_a_green_harvested(page: Any,
     wait_until(lambda: "exit 2" in text_of(page, f"#history tr[data-task='{worse}'] .badge.bad"),
                message="the badge in the Tasks history too")
     shot(page, "outcome-badges")
+
+
+def test_a_job_the_anomaly_watch_flagged_carries_an_anomaly_badge_with_the_finding(page: Any, served: Served) -> None:
+    job = served.dispatch_sim("loops", [{"wait": {"turns": []}}])
+    served.wait_state(job, "working", "waiting")
+    row = f"#sessions tr[data-job='{job}']"
+    wait_until(lambda: exists(page, row), message="the job's row")
+    assert "anomaly" not in text_of(page, row)
+    # the record the supervisor's anomaly watch writes (zen/orchestration/insight/watch.py)
+    ev_store.append(served.home / "jobs" / job, job, "anomaly.flagged", actor="supervisor", what="tool-loop",
+                    key="t1", message="the same call 9 times in a row")
+    wait_until(lambda: "anomaly" in text_of(page, f"{row} .badge.warn"), message="the anomaly badge")
+    title = js(page, "const b = [...document.querySelectorAll(arguments[0] + ' .badge.warn')]"
+                     ".find(b => b.textContent.includes('anomaly')); return b ? b.title : ''", row)
+    assert title == "the same call 9 times in a row"
+    served.zen_ok("cancel", job)
 
 
 NOTIFY_STUB = """

@@ -229,6 +229,8 @@ class JobSnapshot(BaseModel):
     paused_s: float = 0.0               # total time paused (the timeout clock stops meanwhile)
     landed_commit: str | None = None    # the base branch's merge commit after zen land
     guard: dict[str, int] = Field(default_factory=dict)
+    anomalies: int = 0                  # anomaly.flagged findings (issue 38): what is far from the baseline
+    anomaly: str | None = None          # the latest one's message
     executor: str = "local"             # where the agent's turns run: local | ray (DESIGN 14)
     remote_job: str | None = None       # the current turn's Ray submission id
     remote_address: str | None = None   # the cluster's job API

@@ -154,6 +154,11 @@ def _guard_denied(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.guard["denied"] = snap.guard.get("denied", 0) + 1
 
 
+def _anomaly_flagged(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.anomalies += 1
+    snap.anomaly = str(ev.get("message") or ev.get("what") or "") or None
+
+
 def _job_cancelled(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.cancelled = True
     snap.ended_at = snap.ended_at or ts
@@ -220,6 +225,7 @@ _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.OUTPUT: _output,
     E.GUARD_ALLOWED: _guard_allowed,
     E.GUARD_DENIED: _guard_denied,
+    E.ANOMALY_FLAGGED: _anomaly_flagged,
     E.JOB_CANCELLED: _job_cancelled,
     E.JOB_TIMEOUT: _job_timeout,
     E.RETRY_SCHEDULED: _retry_scheduled,

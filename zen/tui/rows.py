@@ -39,6 +39,8 @@ class JobView:
     base_commit: str | None = None
     exit_code: int | None = None
     seq: int = 0
+    anomalies: int = 0              # anomaly.flagged findings (issue 38); the latest's message below
+    anomaly: str | None = None
 
     @property
     def needs_you(self) -> bool:
@@ -54,10 +56,11 @@ class JobView:
         return self.state in ENDED
 
     def state_text(self) -> str:
+        flag = " · anomaly" if self.anomalies == 1 else f" · {self.anomalies} anomalies" if self.anomalies else ""
         if self.approvals and self.state in LIVE:
-            return f"{self.state} (approval pending)"
-        return f"{self.state} ({self.reason})" if self.reason and self.state in ("waiting", "queued") \
-            else self.state
+            return f"{self.state} (approval pending){flag}"
+        return (f"{self.state} ({self.reason})" if self.reason and self.state in ("waiting", "queued")
+                else self.state) + flag
 
     def detail(self) -> str:
         """The last column: why a job failed, else the last line its agent printed."""

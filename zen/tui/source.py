@@ -63,7 +63,7 @@ def view_of(snap: JobSnapshot, since: str | None, line: str, approvals: int = 0)
         last_line=line, tokens=tokens, cost_usd=float(cost) if cost is not None else None,
         approvals=approvals, tmux_session=snap.tmux_session, worktree=snap.worktree,
         review_branch=snap.review_branch, base_commit=snap.base_commit, exit_code=snap.exit_code,
-        seq=snap.seq)
+        seq=snap.seq, anomalies=snap.anomalies, anomaly=snap.anomaly)
 
 
 class HomeSource:

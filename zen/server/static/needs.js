@@ -24,6 +24,8 @@ const ZenNeeds = (() => {
       out.push({ text: `exit ${s.exit_code}`, tone: s.exit_code === 0 ? "ok" : "bad", title: "the agent's exit status" });
     else if (s.state === "failed") out.push({ text: "failed", tone: "bad", title: s.reason || "" });
     if (denied) out.push({ text: `${denied} denied`, tone: "warn", title: "calls the guardian refused" });
+    if (s.anomalies) out.push({ text: s.anomalies > 1 ? `${s.anomalies} anomalies` : "anomaly", tone: "warn",
+                                title: s.anomaly || "far from this agent's baseline (zen anomalies)" });
     return out;
   }
 
