@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.helpers import git, one_line, zen
+from tests.helpers import git, one_line, wait_until, zen
 from tests.supervisor.util import dispatch_sim, events, wait_state
 
 # passes while the tree has fewer than two flags: true of the job's branch alone, false once the
@@ -36,8 +36,10 @@ def test_a_check_that_passes_on_the_branch_but_fails_on_the_merge_with_a_moved_b
     assert zen("lane", "set", "app", "--check", CHECK).returncode == 0
     job = dispatch_sim(zh, tmp_path, "flags", [{"write": {"path": "one.flag", "content": "flag\n"}}, {"exit": 0}])
     wait_state(zh, job, "harvested", timeout=30)
+    wait_until(lambda: any(e["type"] == "check.passed" for e in events(zh, job)), timeout=30,
+               message="the supervisor's own run after the harvest")
 
-    r = zen("check", job, "--json")
+    r = zen("check", job, "--json")                    # asked again by a person: the same answer
     assert r.returncode == 0, r.stderr
     first = json.loads(r.stdout)
     assert first["passed"] and not first["stale"] and first["results"][0]["exit_code"] == 0
@@ -51,7 +53,8 @@ def test_a_check_that_passes_on_the_branch_but_fails_on_the_merge_with_a_moved_b
     failed = [e for e in events(zh, job) if e["type"] == "check.failed"]
     assert len(failed) == 1 and failed[0]["exit_code"] == 1 and Path(failed[0]["log"]).is_file()
     started = [e for e in events(zh, job) if e["type"] == "check.started"]
-    assert [s["stale"] for s in started] == [False, True] and started[1]["base"] == main_before
+    assert [(s["actor"], s["stale"]) for s in started] == [("supervisor", False), ("human", False), ("land", True)]
+    assert started[2]["base"] == main_before
     # the throwaway tree is gone; the lane's worktree list holds no check tree
     assert "checks" not in git(lane, "worktree", "list")
 
@@ -74,6 +77,8 @@ def test_checks_run_inside_the_wall_and_a_lane_without_checks_lands_as_before(
     assert zen("lane", "set", "app", "--check", escape).returncode == 0
     job = dispatch_sim(zh, tmp_path, "walled", [{"write": {"path": "a.txt", "content": "a\n"}}, {"exit": 0}])
     wait_state(zh, job, "harvested", timeout=30)
+    wait_until(lambda: any(e["type"] in ("check.passed", "check.failed") for e in events(zh, job)), timeout=30,
+               message="the supervisor's own run after the harvest")
     r = zen("check", job, "--json")
     assert r.returncode == 0, (r.stdout, r.stderr)       # zen's home is an empty folder in there
     assert not outside.exists()                           # nothing written outside the throwaway tree
@@ -83,3 +88,18 @@ def test_checks_run_inside_the_wall_and_a_lane_without_checks_lands_as_before(
     assert r.returncode == 2 and "no checks" in r.stderr
     assert zen("land", job).returncode == 0
     assert git(lane, "show", "main:a.txt") == "a"
+
+
+def test_the_supervisor_runs_the_checks_after_each_harvest_by_itself_and_land_takes_that_run(
+        zh: Path, lane: Path, tmp_path: Path, sup) -> None:
+    git(lane, "checkout", "-q", "-b", "side")
+    assert zen("lane", "set", "app", "--check", "test -f b.txt").returncode == 0
+    job = dispatch_sim(zh, tmp_path, "auto", [{"write": {"path": "b.txt", "content": "b\n"}}, {"exit": 0}])
+    wait_state(zh, job, "harvested", timeout=30)
+    wait_until(lambda: any(e["type"] == "check.passed" for e in events(zh, job)), timeout=30,
+               message="the supervisor's run of the lane's checks")
+    started = [e for e in events(zh, job) if e["type"] == "check.started"]
+    assert len(started) == 1 and started[0]["actor"] == "supervisor"
+    assert started[0]["tip"] == git(lane, "rev-parse", f"zen/review/{job}")
+    assert zen("land", job).returncode == 0                 # the current run passed: no second run
+    assert len([e for e in events(zh, job) if e["type"] == "check.started"]) == 1

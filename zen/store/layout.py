@@ -143,6 +143,7 @@ METRICS_LOCK = ".metrics.lock"                # one writer of metrics.json at a 
 EVENTS_LOCK = ".lock"                         # serialises appends to events.jsonl
 HARVEST_LOCK = ".harvest.lock"
 AUTOHARVEST_LOCK = ".autoharvest.lock"
+CHECKS_LOCK = ".checks.lock"                  # one run of the lane's checks on a job at a time
 CONTROL_LOCK = ".control.lock"                # one control action (send, finish, cancel, harvest) at a time
 CLAUDE_SETTINGS = "claude-settings.json"      # the hooks Claude Code (and the sim agent) run
 GEMINI_SETTINGS = "gemini-settings.json"      # the hooks Gemini CLI runs
@@ -514,6 +515,7 @@ class Home:
 #   job/.remote.lock          a turn on a Ray cluster, followed and settled (remote/turns.py)
 #   job/.autoharvest.lock     the harvest due after an agent's exit, decided once
 #   job/.harvest.lock         one harvest of a worktree at a time
+#   job/.checks.lock          one run of the lane's checks on a job's harvest (job/checks.py)
 #   lane/.lock                a lane's file leases, taken, renewed and released
 #   job/.usage.lock           one usage reckoning at a time
 #   job/.metrics.lock         one writer of metrics.json
@@ -532,6 +534,7 @@ LOCK_ORDER: tuple[str, ...] = (
     "job/.remote.lock",
     f"job/{AUTOHARVEST_LOCK}",
     f"job/{HARVEST_LOCK}",
+    f"job/{CHECKS_LOCK}",
     f"lane/{COORD_LANE_LOCK}",
     f"job/{USAGE_LOCK}",
     f"job/{METRICS_LOCK}",

@@ -20,9 +20,11 @@ started), then `check.passed` / `check.failed` per check (exit code, seconds, lo
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,12 +35,15 @@ from zen.adapters import git as g
 from zen.adapters import sandbox
 from zen.agents import wall
 from zen.core.events import EventType as E
-from zen.errors import LandRefused
+from zen.errors import LandRefused, ZenError
 from zen.orchestration.lanes import Lane, resolve_lane
+from zen.store.atomic import flocked
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
+from zen.store.layout import CHECKS_LOCK
 
+log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_S = 600.0
 CHECK_DIR = "checks"          # under the job's directory: the logs, and the throwaway tree while it runs
 TREE_DIR = "tree"
@@ -155,9 +160,47 @@ def _run_one(argv: list[str], cwd: Path, env: dict[str, str], log: Path, timeout
 
 
 def run(home: Home, job_id: str, *, actor: str = "supervisor") -> CheckRun | None:
-    """Run the lane's checks on the merge of the job's harvested commit into the base's tip now.
-    None when the lane has no checks. Raises LandRefused when there is nothing to check."""
+    """Run the lane's checks on the merge of the job's harvested commit into the base's tip now,
+    one run per job at a time (a second waits). None when the lane has no checks. Raises
+    LandRefused when there is nothing to check."""
     store = JobStore(home)
+    with flocked(store.dir(job_id) / CHECKS_LOCK):
+        return _run(home, store, job_id, actor)
+
+
+def due(home: Home, job_id: str) -> bool:
+    """The job's lane has checks and its harvested commit has no run of them yet."""
+    store = JobStore(home)
+    try:
+        lane = resolve_lane(Config.load(home), store.task(job_id))
+    except (ZenError, OSError):
+        return False
+    if not lane_checks(lane.spec):
+        return False
+    tip = store.snapshot(job_id, write=False).harvest_commit
+    found = latest_run(store.events(job_id))
+    return tip is not None and (found is None or found.tip != tip)
+
+
+def start_due(home: Home, job_id: str) -> threading.Thread | None:
+    """After a harvest (the supervisor): the lane's checks on it, in a thread of their own so the
+    loop goes on watching; None when none are due. A run cut short (the supervisor stopped) is
+    run again by `zen check` or by `zen land`, which takes only a finished run."""
+    if not due(home, job_id):
+        return None
+
+    def checked() -> None:
+        try:
+            run(home, job_id, actor="supervisor")
+        except Exception as exc:   # a thread's error goes to the log, never lost in the thread
+            log.warning("job %s: the lane's checks could not run: %s", job_id, exc)
+
+    t = threading.Thread(target=checked, name=f"zen-check-{job_id}", daemon=True)
+    t.start()
+    return t
+
+
+def _run(home: Home, store: JobStore, job_id: str, actor: str) -> CheckRun | None:
     snap = store.snapshot(job_id)
     lane = resolve_lane(Config.load(home), store.task(job_id))
     checks = lane_checks(lane.spec)

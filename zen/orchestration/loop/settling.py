@@ -29,7 +29,7 @@ from zen.errors import ZenError
 from zen.observe import snapshot as metrics
 from zen.orchestration.context import JobContext
 from zen.orchestration.intake.intake import Intake
-from zen.orchestration.job import control, settle, spawn
+from zen.orchestration.job import checks, control, settle, spawn
 from zen.orchestration.job.panes import with_exit_status
 from zen.orchestration.job.spawn import Launched
 from zen.orchestration.loop.remote import RemoteTurns
@@ -155,6 +155,7 @@ class Settling:
             end = action()
             end.publish()
             self._metrics(job_id, end)
+            checks.start_due(self.home, job_id)   # the lane's checks on the harvest, off the loop
         except Exception as exc:
             end = None
             log.warning("job %s: its end is not recorded in full (%s); trying again in %.0fs", job_id, exc, delay)
