@@ -11,7 +11,7 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.errors import UsageError
-from zen.orchestration.job import checks
+from zen.orchestration.job import checks, comments
 from zen.orchestration.read.query import resolve_job
 
 
@@ -40,5 +40,29 @@ def check(job: str = typer.Argument(..., help="The harvested job whose work to c
     return 0 if found.passed else 1
 
 
+def comment(job: str = typer.Argument(..., help="The harvested job to comment on."),
+            where: str = typer.Argument(None, help="PATH:LINE of its harvested work."),
+            text: str = typer.Argument(None, help="The comment; - reads stdin."),
+            send: bool = typer.Option(False, "--send", help="Type every queued comment into the waiting agent "
+                                      "as one message (a review round)."),
+            json_out: bool = JSON) -> int:
+    """Queue a comment on a line of a job's harvested work (zen comment JOB PATH:LINE TEXT), or send
+    every queued one to its agent in one message (zen comment JOB --send)."""
+    home = common.home()
+    if send:
+        if where is not None:
+            raise UsageError("--send takes only the job: it sends the comments already queued")
+        sent = comments.send(home, job)
+        render.emit(sent, json_out, lambda d: [f"sent {d.count} comment(s) to {d.job} (review round {d.round})"])
+        return 0
+    if where is None or text is None:
+        raise UsageError("say where and what: zen comment JOB PATH:LINE TEXT (or zen comment JOB --send)")
+    q = comments.add(home, job, where, common.text_or_stdin(text) or "")
+    render.emit(q, json_out, lambda r: [f"queued on {r.path}:{r.line} ({r.queued} waiting; "
+                                        f"zen comment {r.job} --send delivers them)"])
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     app.command("check")(check)
+    app.command("comment")(comment)

@@ -112,6 +112,8 @@ class EventType(StrEnum):
     REVIEW_REJECTED = "review.rejected"
     JOB_LANDED = "job.landed"
     CHECK_STARTED = "check.started"
+    COMMENT_QUEUED = "comment.queued"
+    REVIEW_COMMENTS = "review.comments"
     CHECK_PASSED = "check.passed"
     CHECK_FAILED = "check.failed"
     # kill switch and supervisor (home-wide, some also on every live job)
@@ -339,6 +341,10 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.CHECK_STARTED, "the lane's checks run on the merge of the harvested commit into the base's tip "
           "(stale: the base moved since the job started)",
           req("checks", LIST), req("base", STR), req("tip", STR), req("merge", STR), opt("stale", BOOL)),
+    _spec(E.COMMENT_QUEUED, "a reviewer's comment on a line of the harvested work, waiting for a send",
+          req("path", STR), req("line", INT), req("line_text", STR), req("text", STR)),
+    _spec(E.REVIEW_COMMENTS, "the queued comments typed into the agent as one message (a review round)",
+          req("round", INT), req("count", INT), req("comments", LIST)),
     _spec(E.CHECK_PASSED, "one lane check passed", *_CHECK),
     _spec(E.CHECK_FAILED, "one lane check failed (or ran past its timeout)", *_CHECK),
     _spec(E.KILLSWITCH_ENGAGED, "the kill switch clamps this live job to observe",
