@@ -3,6 +3,7 @@ commands start without the git library it needs."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,8 +11,9 @@ import typer
 
 from zen.cli import common, render
 from zen.cli.common import JSON
-from zen.errors import UsageError
+from zen.errors import UsageError, ZenError
 from zen.orchestration.job import checks, comments
+from zen.orchestration.job import pr as pull
 from zen.orchestration.read.query import resolve_job
 
 
@@ -63,6 +65,29 @@ def comment(job: str = typer.Argument(..., help="The harvested job to comment on
     return 0
 
 
+def pr(job: str = typer.Argument(..., help="The harvested job to propose."),
+       remote: str = typer.Option("origin", "--remote", help="The lane repository's remote to push to."),
+       json_out: bool = JSON) -> int:
+    """Push the job's harvested work as its review branch and open a pull request (gh) or merge
+    request (glab) with its review.md as the body; without either, print the branch and the page to
+    open one. zen never merges. Humans only."""
+    if os.environ.get("ZEN_JOB_ID"):
+        raise ZenError(f"zen pr is for humans only, and this shell belongs to agent job {os.environ['ZEN_JOB_ID']}")
+    opened = pull.open_pr(common.home(), job, remote=remote)
+
+    def shown(o: pull.Opened) -> Iterator[render.Out]:
+        yield f"pushed {o.commit[:12]} to {o.remote} as {o.branch}"
+        if o.forge:
+            yield f"opened with {o.forge}: {o.url or '(the forge gave no address)'}"
+        else:
+            yield (f"no gh or glab here: open the request yourself: {o.url}" if o.url
+                   else f"no gh or glab here: open a request from {o.branch} into {o.base} on your forge")
+
+    render.emit(opened, json_out, shown)
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     app.command("check")(check)
     app.command("comment")(comment)
+    app.command("pr")(pr)

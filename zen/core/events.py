@@ -114,6 +114,7 @@ class EventType(StrEnum):
     CHECK_STARTED = "check.started"
     COMMENT_QUEUED = "comment.queued"
     REVIEW_COMMENTS = "review.comments"
+    PR_OPENED = "pr.opened"
     CHECK_PASSED = "check.passed"
     CHECK_FAILED = "check.failed"
     # kill switch and supervisor (home-wide, some also on every live job)
@@ -345,6 +346,9 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
           req("path", STR), req("line", INT), req("line_text", STR), req("text", STR)),
     _spec(E.REVIEW_COMMENTS, "the queued comments typed into the agent as one message (a review round)",
           req("round", INT), req("count", INT), req("comments", LIST)),
+    _spec(E.PR_OPENED, "the harvested work pushed as the review branch and proposed on the forge (never merged)",
+          req("remote", STR), req("branch", STR), req("base", STR), req("commit", STR), opt("forge", STR, NONE),
+          opt("url", STR, NONE)),
     _spec(E.CHECK_PASSED, "one lane check passed", *_CHECK),
     _spec(E.CHECK_FAILED, "one lane check failed (or ran past its timeout)", *_CHECK),
     _spec(E.KILLSWITCH_ENGAGED, "the kill switch clamps this live job to observe",
