@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from zen.cli import common
+from zen.cli import common, render
 from zen.cli.submit import AGENTS, submit
+from zen.orchestration.intake.attempts import dispatch_group
 
 
 def dispatch(
@@ -26,8 +27,22 @@ def dispatch(
     base: str = typer.Option(None, "--base", help="Ref the worktree starts from (default: the lane's base)."),
     task_file: Path = typer.Option(None, "--file", help="Read the task from a YAML file (flags override it)."),
     json_out: bool = typer.Option(False, "--json", help="Print the task as written, as JSON."),
+    attempts: int = typer.Option(None, "--attempts", help="Best of N: this many jobs of the one prompt, in a group "
+                                 "(zen compare, zen pick)."),
+    agents: str = typer.Option(None, "--agents", help="Best of N across agents: one job per agent, e.g. "
+                               "claude,codex."),
 ) -> int:
     """Queue a task for the supervisor: validated first, then written to the spool atomically."""
+    if attempts is not None or agents is not None:
+        text = common.text_or_stdin(prompt) if prompt is not None else None
+        fields = {"prompt": text, "name": name, "lane": lane, "repo": repo, "agent": agent, "command": cmd,
+                  "priority": priority, "depends_on": list(depends_on), "timeout": timeout, "max_retries": retries,
+                  "domain": domain, "base": base}
+        group = dispatch_group(common.home(), fields, attempts=attempts,
+                               agents=[a.strip() for a in (agents or "").split(",") if a.strip()],
+                               task_file=task_file)
+        render.emit(group, json_out, lambda g: [*g.jobs, f"group {g.group} (zen compare {g.group})"])
+        return 0
     return submit(common.home(), prompt, name=name, lane=lane, repo=repo, agent=agent, cmd=cmd, priority=priority,
                   depends_on=list(depends_on), timeout=timeout, retries=retries, domain=domain, base=base,
                   task_file=task_file, json_out=json_out)

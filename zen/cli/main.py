@@ -36,7 +36,7 @@ COMMANDS: dict[str, str] = {
     "guard": "zen.cli.guard", "approvals": "zen.cli.approvals", "approve": "zen.cli.approvals",
     "deny": "zen.cli.approvals", "gate": "zen.cli.gate",
     "accept": "zen.cli.autonomy", "reject": "zen.cli.autonomy", "autonomy": "zen.cli.autonomy",
-    "kill-switch": "zen.cli.autonomy", "land": "zen.cli.serve", "check": "zen.cli.review", "comment": "zen.cli.review", "pr": "zen.cli.review",
+    "kill-switch": "zen.cli.autonomy", "land": "zen.cli.serve", "check": "zen.cli.review", "comment": "zen.cli.review", "pr": "zen.cli.review", "compare": "zen.cli.review", "pick": "zen.cli.review",
     "incident": "zen.cli.incident", "preflight": "zen.cli.incident",
     "policy": "zen.cli.policy", "anomalies": "zen.cli.policy",
     "queue": "zen.cli.queue", "gc": "zen.cli.gc", "metrics": "zen.cli.metrics", "serve": "zen.cli.serve",

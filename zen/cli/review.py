@@ -12,7 +12,7 @@ import typer
 from zen.cli import common, render
 from zen.cli.common import JSON
 from zen.errors import UsageError, ZenError
-from zen.orchestration.job import checks, comments
+from zen.orchestration.job import attempts, checks, comments
 from zen.orchestration.job import pr as pull
 from zen.orchestration.read.query import resolve_job
 
@@ -87,7 +87,41 @@ def pr(job: str = typer.Argument(..., help="The harvested job to propose."),
     return 0
 
 
+def _compared(c: attempts.Compared) -> Iterator[render.Out]:
+    yield f"group {c.group}"
+    yield render.Table(
+        ["job", "agent", "state", "exit", "files", "+/-", "checks", "tokens", "cost", "wall", "denied"],
+        [[a["job"], a["agent"] or "-", a["state"] + (" (landed)" if a["landed"] else ""),
+          "-" if a["exit_code"] is None else str(a["exit_code"]), "-" if a["files"] is None else str(a["files"]),
+          "-" if a["insertions"] is None else f"+{a['insertions']}/-{a['deletions']}", a["checks"] or "-",
+          str(a["tokens"]), f"${a['cost_usd']:.4f}", "-" if a["wall_s"] is None else f"{a['wall_s']:.0f}s",
+          str(a["denials"])] for a in c.attempts])
+
+
+def compare(ref: str = typer.Argument(..., help="A job of the group, or the group's id."),
+            json_out: bool = JSON) -> int:
+    """A group's attempts side by side: state, files and lines changed, the lane's checks, tokens and
+    cost, wall time, guard denials."""
+    render.emit(attempts.compare(common.home(), ref), json_out, _compared)
+    return 0
+
+
+def pick(job: str = typer.Argument(..., help="The attempt to land."),
+         force: bool = typer.Option(False, "--force", help="Land even though a lane check failed (recorded)."),
+         json_out: bool = JSON) -> int:
+    """Land this attempt of its group (the lane's checks gate it, as zen land) and finish the group's
+    others that still run; every attempt keeps its review branch. Humans only."""
+    if os.environ.get("ZEN_JOB_ID"):
+        raise ZenError(f"zen pick is for humans only, and this shell belongs to agent job {os.environ['ZEN_JOB_ID']}")
+    picked = attempts.pick(common.home(), job, force=force)
+    render.emit(picked, json_out, lambda p: [f"landed {p.job} at {p.commit[:12]}; finished {len(p.finished)} other(s); "
+                                             f"kept {len(p.kept)} review branch(es)"])
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     app.command("check")(check)
+    app.command("compare")(compare)
+    app.command("pick")(pick)
     app.command("comment")(comment)
     app.command("pr")(pr)

@@ -134,6 +134,7 @@ def check_writes(ctx: Context, call: ToolCall, writes: Sequence[tuple[str, Any]]
     if not conflicts and act:
         conflicts = _take(home, lane, job, call, [t for t in targets if t not in own and not leases.is_glob(t)],
                           shared, settings.lock_timeout_s)
+    conflicts = _not_rivals(home, str((state or {}).get("group") or ""), conflicts)
     if not conflicts:
         return None, None
     target, lease = conflicts[0]
@@ -148,6 +149,15 @@ def check_writes(ctx: Context, call: ToolCall, writes: Sequence[tuple[str, Any]]
         note = " ".join(_note(t, held) for t, held in conflicts[:3])
         return Decision("allow", RULE_WARN, note), note
     return Decision("allow", RULE_LWW, f"{leases.describe_holder(lease, target)}; last write wins"), None
+
+
+def _not_rivals(home: str, group: str, conflicts: list[tuple[str, leases.Lease]]) -> list[tuple[str, leases.Lease]]:
+    """Attempts of one prompt (one group, zen dispatch --attempts) change the same files by design,
+    and only one of them lands: a lease another attempt of the group holds is no conflict."""
+    if not group or not conflicts:
+        return conflicts
+    return [(t, held) for t, held in conflicts
+            if (read_state(home, str(held.get("job"))) or {}).get("group") != group]
 
 
 def _take(home: str, lane: str, job: str, call: ToolCall, fresh: list[str], shared: set[str],

@@ -115,6 +115,8 @@ class EventType(StrEnum):
     COMMENT_QUEUED = "comment.queued"
     REVIEW_COMMENTS = "review.comments"
     PR_OPENED = "pr.opened"
+    ATTEMPT_PICKED = "attempt.picked"
+    ATTEMPT_PASSED_OVER = "attempt.passed_over"
     CHECK_PASSED = "check.passed"
     CHECK_FAILED = "check.failed"
     # kill switch and supervisor (home-wide, some also on every live job)
@@ -349,6 +351,10 @@ JOB_EVENTS: dict[EventType, EventSpec] = dict([
     _spec(E.PR_OPENED, "the harvested work pushed as the review branch and proposed on the forge (never merged)",
           req("remote", STR), req("branch", STR), req("base", STR), req("commit", STR), opt("forge", STR, NONE),
           opt("url", STR, NONE)),
+    _spec(E.ATTEMPT_PICKED, "of its group's attempts, a human landed this one (zen pick)",
+          req("group", STR), req("others", LIST)),
+    _spec(E.ATTEMPT_PASSED_OVER, "another attempt of the group was picked; this one's review branch stays",
+          req("group", STR), req("picked", STR)),
     _spec(E.CHECK_PASSED, "one lane check passed", *_CHECK),
     _spec(E.CHECK_FAILED, "one lane check failed (or ran past its timeout)", *_CHECK),
     _spec(E.KILLSWITCH_ENGAGED, "the kill switch clamps this live job to observe",

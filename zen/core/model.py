@@ -105,6 +105,7 @@ class Task(BaseModel):
     # agent teams (DESIGN 13); absent from task.yaml when not set
     goal: str | None = None              # "until-done": continued after each turn until it reports done
     request_id: str | None = Field(default=None, min_length=1, max_length=200)  # agent_spawn replays
+    group: str | None = Field(default=None, min_length=1, max_length=200)  # attempts of one prompt (issue 37)
     budget: Budget | None = None         # hard caps of a goal: tokens, cost, wall time
 
     @field_validator("goal")
@@ -237,3 +238,4 @@ class JobSnapshot(BaseModel):
     remote_host: str | None = None      # the node the current turn runs on
     parent: str | None = None           # the job that spawned this one (agent teams, DESIGN 13)
     created_by: str | None = None       # human | job:<id>
+    group: str | None = None            # attempts of one prompt (zen dispatch --attempts, issue 37)

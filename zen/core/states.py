@@ -80,6 +80,7 @@ def _task_received(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.created_at = task.get("created_at", ts)
     snap.parent = task.get("parent") or snap.parent
     snap.created_by = task.get("created_by") or snap.created_by
+    snap.group = task.get("group") or snap.group
 
 
 def _worktree_created(snap: JobSnapshot, ev: Event, ts: str | None) -> None:

@@ -28,11 +28,11 @@ if TYPE_CHECKING:
 
 FIELDS = ("zen", "id", "name", "prompt", "lane", "repo", "base", "agent", "command", "domain", "priority",
           "depends_on", "timeout", "max_retries", "parent", "paths", "created_at", "created_by", "script",
-          "model", "max_tokens", "executor", "goal", "request_id", "budget")
+          "model", "max_tokens", "executor", "goal", "request_id", "budget", "group")
 _OPTIONAL_STR = ("lane", "repo", "base", "domain", "parent")
 _REQUIRED_STR = ("id", "name", "prompt", "created_at")
 # task.yaml leaves these out when unset; a task that sets one is left to the model
-_ONLY_WHEN_SET = ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget")
+_ONLY_WHEN_SET = ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget", "group")
 
 
 def _str_or_none(v: object) -> bool:
@@ -92,7 +92,7 @@ def quick(fields: dict[str, Any]) -> dict[str, Any] | None:
             "domain": f.get("domain"), "priority": priority, "depends_on": list(deps), "timeout": timeout,
             "max_retries": retries, "parent": f.get("parent"), "paths": [], "created_at": f["created_at"],
             "created_by": f.get("created_by", "human"), "script": None, "model": None, "max_tokens": None,
-            "executor": None, "goal": None, "request_id": None, "budget": None}
+            "executor": None, "goal": None, "request_id": None, "budget": None, "group": None}
 
 
 # -- writing ------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ def _yaml() -> Any:
     return YAML
 
 
-_OPTIONAL = ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget")  # written only when set
+_OPTIONAL = ("script", "model", "max_tokens", "executor", "goal", "request_id", "budget", "group")  # written only when set
 # `key: ` / `- ` ending a line: an empty scalar, which only a None can be (a plain scalar never
 # ends in a space, a folded quoted one breaks after a non-space), written `key:` as by hand
 _EMPTY_TAIL = re.compile(r"([:-]) $", re.M)
