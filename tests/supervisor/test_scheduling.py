@@ -175,3 +175,32 @@ def test_gc_removes_old_worktrees_and_records_but_never_branches(zh: Path, lane:
     assert git(lane, "show", f"zen/review/{job}:w.txt") == "work"
     r = zen("gc", "--older-than", "soon")
     assert r.returncode == 1 and one_line(r.stderr)
+
+
+def test_gc_branches_removes_only_merged_work_and_says_how_many_unmerged_it_kept(zh: Path, lane: Path, sup) -> None:
+    from tests.helpers import git
+
+    git(lane, "checkout", "-q", "-b", "side")             # main is not checked out: land may move it
+    landed = dispatch_cmd("echo kept > landed.txt", "to-land")
+    left = dispatch_cmd("echo unmerged > left.txt", "left-alone")
+    wait_state(zh, landed, "harvested", timeout=30)
+    wait_state(zh, left, "harvested", timeout=30)
+    assert zen("land", landed).returncode == 0
+    assert zen("gc", "--older-than", "1s", "--unmerged").returncode == 1     # only with --branches
+
+    def collected() -> list[dict] | None:
+        r = zen("gc", "--older-than", "1s", "--branches", "--json")
+        done = {d["job"]: d for d in json.loads(r.stdout)}
+        return [done[landed], done[left]] if landed in done and left in done else None
+
+    first, second = wait_until(collected, timeout=15, message="gc to find both jobs old enough")
+    assert first["branches_removed"] == [f"zen/review/{landed}", f"zen/{landed}"]
+    assert "not merged" in second["branches_kept"]
+    branches = git(lane, "branch", "--list", "zen/*")
+    assert landed not in branches and f"zen/review/{left}" in branches
+    assert git(lane, "show", "main:landed.txt") == "kept"                     # the merged work is on main
+    r = zen("gc", "--older-than", "1s", "--branches")
+    assert "kept 1 review branch" in r.stderr
+    r = zen("gc", "--older-than", "1s", "--branches", "--unmerged", "--json")
+    assert f"zen/review/{left}" in json.loads(r.stdout)[0]["branches_removed"]
+    assert left not in git(lane, "branch", "--list", "zen/*")

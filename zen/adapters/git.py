@@ -467,6 +467,12 @@ def move_ref(path: Path, ref: str, new: str, old: str, reason: str) -> bool:
         return _call(repo, "update-ref", "-m", reason, ref, new, old, check=False)[0] == 0
 
 
+def delete_ref(path: Path, ref: str, old: str) -> bool:
+    """Compare-and-delete: remove `ref` only if it still points at `old`. False if it moved."""
+    with _open(path) as repo:
+        return _call(repo, "update-ref", "-d", ref, old, check=False)[0] == 0
+
+
 def checked_out_in(path: Path, branch: str) -> list[Path]:
     """Worktrees of the repository at `path` (its main checkout included) that have `branch`
     checked out."""
