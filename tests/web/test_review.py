@@ -69,3 +69,26 @@ def test_reject_records_the_correction(page: Any, served: Served) -> None:
     rejected = next(e for e in served.events(job) if e["type"] == "review.rejected")
     assert rejected["correction"] == "notes.txt should say right" and rejected["actor"] == "human"
     wait_until(lambda: "rejected" in text_of(page, "#sd-verdict"), message="the verdict on the page")
+
+
+def test_a_comment_on_a_diff_line_reaches_the_waiting_agent_with_the_send(page: Any, served: Served) -> None:
+    # issue 37: comments on the diff's lines, queued in the page, then one message to the agent
+    job = served.dispatch_sim("to-comment", [
+        {"write": {"path": "src/calc.py", "content": "def add(a, b):\n    return a - b\n"}},
+        {"wait": {"turns": [[{"say": "fixing"}]]}}], "--domain", "commented")   # the reject test demotes code
+    served.wait_state(job, "waiting")
+    served.zen_ok("harvest", job)
+    page.get(f"{served.base}/agent/jobs/{job}")
+    line = "#sd-diff span[data-path='src/calc.py'][data-line='2']"
+    wait_until(lambda: "return a - b" in text_of(page, line), timeout=15, message="line 2 of the diff, commentable")
+    assert js(page, "return document.querySelector('#sd-accept').offsetParent === null")   # no verdict while it runs
+    js(page, "document.querySelector(arguments[0]).click()", line)
+    wait_until(lambda: text_of(page, "#sd-comment-where") == "src/calc.py:2", message="the comment box for line 2")
+    js(page, "const i = document.querySelector('#sd-comment-text'); i.value = 'this subtracts'; "
+             "i.form.requestSubmit()")
+    wait_until(lambda: any(e["type"] == "comment.queued" for e in served.events(job)), message="the comment queued")
+    press(page, "#sd-send-comments")
+    wait_until(lambda: any(e["type"] == "review.comments" for e in served.events(job)), message="the comments sent")
+    typed = [e for e in served.events(job) if e["type"] == "input.sent"][-1]["text"]
+    assert "src/calc.py:2" in typed and "return a - b" in typed and "this subtracts" in typed
+    served.zen_ok("cancel", job)

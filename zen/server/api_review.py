@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 
-from zen.orchestration.job import control
+from zen.orchestration.job import comments, control
 from zen.orchestration.read.query import resolve_job
 from zen.orchestration.safety import autonomy as auto
 from zen.server.api_tasks import ERRORS
@@ -55,3 +55,39 @@ def reject(job: str, body: RejectBody, h: Home = Depends(home)) -> VerdictOut:
         control.send(h, job_id, body.correction.strip(), force=True)
         sent = True
     return _out(v, sent)
+
+
+class CommentBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=4096, description="A file of the job's harvested work.")
+    line: int = Field(ge=1, description="Its line, from 1.")
+    text: str = Field(min_length=1, max_length=comments.MAX_TEXT, description="The comment.")
+
+
+class CommentOut(BaseModel):
+    job: str
+    path: str
+    line: int
+    line_text: str
+    queued: int = Field(description="Comments now waiting for a send.")
+
+
+class CommentsSent(BaseModel):
+    job: str
+    round: int
+    count: int
+
+
+@router.post("/sessions/{job}/comments", response_model=CommentOut)
+def comment(job: str, body: CommentBody, h: Home = Depends(home)) -> CommentOut:
+    """Queue a comment on a line of the job's harvested work (as `zen comment JOB PATH:LINE TEXT`)."""
+    q = comments.add(h, job, f"{body.path}:{body.line}", body.text)
+    return CommentOut(job=q.job, path=q.path, line=q.line, line_text=q.line_text, queued=q.queued)
+
+
+@router.post("/sessions/{job}/comments/send", response_model=CommentsSent)
+def send_comments(job: str, h: Home = Depends(home)) -> CommentsSent:
+    """Every queued comment to the waiting agent as one message, a review round (`zen comment --send`)."""
+    d = comments.send(h, job)
+    return CommentsSent(job=d.job, round=d.round, count=d.count)

@@ -13,11 +13,37 @@ const ZenReview = (() => {
     }
   }
 
+  let queued = 0;               // comments waiting for a send, for the shown job
+  let target = null;            // {path, line} the comment box is for
+
+  // each added or kept line of a unified diff, with its file and its line in the new version
+  function numbered(diff) {
+    let path = null, line = 0;
+    return diff.split("\n").map(text => {
+      let at = null;
+      if (text.startsWith("+++ ")) path = text.slice(4).replace(/^b\//, "");
+      else if (text.startsWith("@@")) { const m = /\+(\d+)/.exec(text); line = m ? Number(m[1]) : 0; }
+      else if (text.startsWith("+") || text.startsWith(" ")) { at = path && path !== "/dev/null" ? { path, line } : null; line++; }
+      return { text, at };
+    });
+  }
+
+  function pick(at) {
+    target = at;
+    $("#sd-comment").style.display = "";
+    $("#sd-comment-where").textContent = `${at.path}:${at.line}`;
+    $("#sd-comment-text").focus();
+  }
+
   async function show(s) {
     const box = $("#sd-review");
-    const ready = s && s.review_branch && !LIVE.has(s.state);
+    // a harvested job's work can be commented while its agent waits; the verdict comes once it ended
+    const ready = s && s.review_branch && (!LIVE.has(s.state) || s.state === "waiting");
     box.hidden = !ready;
     if (!ready) return;
+    // (style, not the hidden attribute: a .row is display:flex, which the attribute does not beat)
+    $("#sd-verdicts").style.display = LIVE.has(s.state) ? "none" : "";
+    $("#sd-reject").style.display = LIVE.has(s.state) ? "none" : "";
     const v = verdicts.get(s.job);
     $("#sd-verdict").textContent = v ? `(${v})` : "";
     $("#sd-accept").disabled = !!v;
@@ -29,8 +55,17 @@ const ZenReview = (() => {
     try {
       const r = await api("GET", `/sessions/${encodeURIComponent(s.job)}/diff`);
       if (Z.selected !== s.job) return;
-      view.replaceChildren(...(r.diff || "(no changes against the base)").split("\n").map(line => h("span", {
-        class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "" }, line + "\n")));
+      const live = LIVE.has(s.state);
+      view.replaceChildren(...numbered(r.diff || "(no changes against the base)").map(({ text, at }) => {
+        const line = h("span", { class: text.startsWith("+") ? "add" : text.startsWith("-") ? "del"
+                                        : text.startsWith("@@") ? "hunk" : "" }, text + "\n");
+        if (at && live) {
+          line.dataset.path = at.path; line.dataset.line = String(at.line);
+          line.classList.add("commentable"); line.title = "comment on this line";
+          line.addEventListener("click", () => pick(at));
+        }
+        return line;
+      }));
     } catch (e) { view.textContent = e.message; }
   }
 
@@ -53,9 +88,34 @@ const ZenReview = (() => {
     show(Z.sessions.get(job));
   }
 
+  async function comment(e) {
+    e.preventDefault();
+    const job = Z.selected, text = $("#sd-comment-text").value.trim();
+    if (!target || !text) return;
+    const r = await act("POST", `/sessions/${encodeURIComponent(job)}/comments`, { path: target.path, line: target.line, text });
+    if (!r) return;
+    queued = r.queued;
+    $("#sd-comment-text").value = "";
+    $("#sd-comment").style.display = "none";
+    $("#sd-send-comments").style.display = "";
+    $("#sd-send-comments").textContent = `Send ${queued} comment${queued === 1 ? "" : "s"}`;
+    toast(`queued on ${r.path}:${r.line}`);
+  }
+
+  async function sendComments() {
+    const job = Z.selected;
+    const r = await act("POST", `/sessions/${encodeURIComponent(job)}/comments/send`);
+    if (!r) return;
+    queued = 0;
+    $("#sd-send-comments").style.display = "none";
+    toast(`sent ${r.count} comment${r.count === 1 ? "" : "s"} (review round ${r.round})`);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     $("#sd-accept").addEventListener("click", accept);
     $("#sd-reject").addEventListener("submit", reject);
+    $("#sd-comment").addEventListener("submit", comment);
+    $("#sd-send-comments").addEventListener("click", sendComments);
   });
 
   return { show, noteEvents };
