@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.helpers import git, one_line, wait_until, zen
 from tests.supervisor.util import dispatch_sim, events, wait_state
+from zen.store.home import Home
 
 # passes while the tree has fewer than two flags: true of the job's branch alone, false once the
 # base has gained a flag of its own since the job started
@@ -50,6 +51,7 @@ def test_a_check_that_passes_on_the_branch_but_fails_on_the_merge_with_a_moved_b
     assert r.returncode == 1 and one_line(r.stderr), r.stderr
     assert "check" in r.stderr and CHECK in r.stderr and "--force" in r.stderr, r.stderr
     assert git(lane, "rev-parse", "main") == main_before          # nothing landed
+    assert json.loads(zen("show", job, "--json").stdout)["state"]["checks"] == "failed"
     failed = [e for e in events(zh, job) if e["type"] == "check.failed"]
     assert len(failed) == 1 and failed[0]["exit_code"] == 1 and Path(failed[0]["log"]).is_file()
     started = [e for e in events(zh, job) if e["type"] == "check.started"]
@@ -101,5 +103,9 @@ def test_the_supervisor_runs_the_checks_after_each_harvest_by_itself_and_land_ta
     started = [e for e in events(zh, job) if e["type"] == "check.started"]
     assert len(started) == 1 and started[0]["actor"] == "supervisor"
     assert started[0]["tip"] == git(lane, "rev-parse", f"zen/review/{job}")
+    shown = zen("show", job).stdout
+    assert "checks   passed" in shown, shown                 # zen show, state.json and review.md say so
+    review = Home(zh).job(job).review.read_text()
+    assert "## Checks" in review and "passed `test -f b.txt`" in review, review
     assert zen("land", job).returncode == 0                 # the current run passed: no second run
     assert len([e for e in events(zh, job) if e["type"] == "check.started"]) == 1

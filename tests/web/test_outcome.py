@@ -217,3 +217,16 @@ def test_a_used_login_link_opened_again_in_a_logged_in_browser_opens_the_dashboa
         assert again.status_code == 303 and again.headers["location"] == "/agent"
     with httpx.Client(timeout=10) as stranger:
         assert stranger.get(url, follow_redirects=False).status_code == 401
+
+
+def test_a_job_whose_lane_check_failed_shows_it_in_its_badges(page: Any, served: Served) -> None:
+    # issue 37: the supervisor runs the lane's checks after the harvest; the page shows the result
+    served.zen_ok("lane", "set", "app", "--check", "test -f never-there.txt")
+    try:
+        job = served.dispatch_sim("checked", [{"write": {"path": "c.txt", "content": "c\n"}}, {"exit": 0}])
+        served.wait_state(job, "harvested")
+        row = f"#sessions tr[data-job='{job}']"
+        wait_until(lambda: "check failed" in text_of(page, f"{row} .badge.bad"), timeout=30,
+                   message="the failed check's badge")
+    finally:
+        served.zen_ok("lane", "set", "app", "--no-checks")

@@ -124,6 +124,8 @@ def show_lines(d: Mapping[str, Any]) -> Iterator[render.Out]:
                        ("tmux", "tmux_target"), ("exit", "exit_code")):
         if snap.get(key) is not None:
             yield f"{label:<8} {snap[key]}"
+    if snap.get("checks"):
+        yield f"checks   {snap['checks']}   (the lane's checks on its work merged into the base; zen check {d['job']})"
     if d.get("parent"):
         yield f"parent   {d['parent']}"
     if d.get("workers"):

@@ -51,7 +51,8 @@ SNAPSHOT_DEFAULTS: dict[str, Any] = {
     "exit_signal": None, "turns": 0, "attempts": 0, "retry_at": None, "usage": {}, "created_at": None,
     "started_at": None, "updated_at": None, "ended_at": None, "last_output_at": None, "cancelled": False,
     "timed_out": False, "paused_from": None, "paused_reason": None, "paused_at": None, "paused_s": 0.0,
-    "landed_commit": None, "guard": {}, "anomalies": 0, "anomaly": None, "executor": "local", "remote_job": None,
+    "landed_commit": None, "guard": {}, "anomalies": 0, "anomaly": None, "checks": None, "checks_left": 0,
+    "executor": "local", "remote_job": None,
     "remote_address": None, "remote_host": None,
     "parent": None, "created_by": None, "group": None,
 }

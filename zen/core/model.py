@@ -232,6 +232,8 @@ class JobSnapshot(BaseModel):
     guard: dict[str, int] = Field(default_factory=dict)
     anomalies: int = 0                  # anomaly.flagged findings (issue 38): what is far from the baseline
     anomaly: str | None = None          # the latest one's message
+    checks: str | None = None           # the lane's checks on the harvest: running | passed | failed (issue 37)
+    checks_left: int = 0                # of the run under way, the checks not done yet
     executor: str = "local"             # where the agent's turns run: local | ray (DESIGN 14)
     remote_job: str | None = None       # the current turn's Ray submission id
     remote_address: str | None = None   # the cluster's job API

@@ -160,6 +160,22 @@ def _anomaly_flagged(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.anomaly = str(ev.get("message") or ev.get("what") or "") or None
 
 
+def _check_started(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.checks = "running"
+    snap.checks_left = len(ev.get("checks") or [])
+
+
+def _check_passed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    if snap.checks == "running":
+        snap.checks_left = max(0, snap.checks_left - 1)
+        if not snap.checks_left:
+            snap.checks = "passed"
+
+
+def _check_failed(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
+    snap.checks, snap.checks_left = "failed", 0
+
+
 def _job_cancelled(snap: JobSnapshot, ev: Event, ts: str | None) -> None:
     snap.cancelled = True
     snap.ended_at = snap.ended_at or ts
@@ -227,6 +243,9 @@ _FOLD: dict[str, Callable[[JobSnapshot, Event, str | None], None]] = {
     E.GUARD_ALLOWED: _guard_allowed,
     E.GUARD_DENIED: _guard_denied,
     E.ANOMALY_FLAGGED: _anomaly_flagged,
+    E.CHECK_STARTED: _check_started,
+    E.CHECK_PASSED: _check_passed,
+    E.CHECK_FAILED: _check_failed,
     E.JOB_CANCELLED: _job_cancelled,
     E.JOB_TIMEOUT: _job_timeout,
     E.RETRY_SCHEDULED: _retry_scheduled,

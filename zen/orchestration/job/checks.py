@@ -37,7 +37,7 @@ from zen.agents import wall
 from zen.core.events import EventType as E
 from zen.errors import LandRefused, ZenError
 from zen.orchestration.lanes import Lane, resolve_lane
-from zen.store.atomic import flocked
+from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
@@ -242,7 +242,28 @@ def _run(home: Home, store: JobStore, job_id: str, actor: str) -> CheckRun | Non
     finally:
         g.drop_scratch_worktree(repo, tree)
         shutil.rmtree(scratch_home, ignore_errors=True)
-    return latest_run(store.events(job_id))
+    store.snapshot(job_id)
+    found = latest_run(store.events(job_id))
+    _note_in_review(store, job_id, found)
+    return found
+
+
+REVIEW_HEADING = "## Checks"
+
+
+def _note_in_review(store: JobStore, job_id: str, found: CheckRun | None) -> None:
+    """review.md's checks section, as the last run left it (a harvest writes review.md anew)."""
+    path = store.paths(job_id).review
+    try:
+        text = path.read_text()
+    except OSError:
+        return
+    text = text.split(f"\n{REVIEW_HEADING}\n", 1)[0].rstrip("\n") + "\n"
+    lines = [f"\n{REVIEW_HEADING}\n", f"{summary(found)}\n" if found else "none ran\n"]
+    for o in (found.outcomes if found else []):
+        mark = "passed" if o.get("type") == E.CHECK_PASSED else "FAILED"
+        lines.append(f"- {mark} `{o.get('check')}` (exit {o.get('exit_code')}, {o.get('seconds')} s, log {o.get('log')})\n")
+    atomic_write(path, text + "".join(lines))
 
 
 def gate(home: Home, job_id: str, base: str, tip: str) -> None:

@@ -24,6 +24,9 @@ const ZenNeeds = (() => {
       out.push({ text: `exit ${s.exit_code}`, tone: s.exit_code === 0 ? "ok" : "bad", title: "the agent's exit status" });
     else if (s.state === "failed") out.push({ text: "failed", tone: "bad", title: s.reason || "" });
     if (denied) out.push({ text: `${denied} denied`, tone: "warn", title: "calls the guardian refused" });
+    if (s.checks === "failed") out.push({ text: "check failed", tone: "bad", title: "a lane check failed on its work merged into the base (zen check)" });
+    else if (s.checks === "passed") out.push({ text: "checks passed", tone: "ok", title: "the lane's checks passed on its work merged into the base" });
+    else if (s.checks === "running") out.push({ text: "checking", tone: "info", title: "the lane's checks are running" });
     if (s.anomalies) out.push({ text: s.anomalies > 1 ? `${s.anomalies} anomalies` : "anomaly", tone: "warn",
                                 title: s.anomaly || "far from this agent's baseline (zen anomalies)" });
     return out;
