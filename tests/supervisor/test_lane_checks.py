@@ -104,7 +104,8 @@ def test_the_supervisor_runs_the_checks_after_each_harvest_by_itself_and_land_ta
     assert len(started) == 1 and started[0]["actor"] == "supervisor"
     assert started[0]["tip"] == git(lane, "rev-parse", f"zen/review/{job}")
     shown = zen("show", job).stdout
-    assert "checks   passed" in shown, shown                 # zen show, state.json and review.md say so
+    assert "checks   passed" in shown, shown                 # zen show, zen status, review.md say so
+    assert "checks passed" in zen("status").stdout
     review = Home(zh).job(job).review.read_text()
     assert "## Checks" in review and "passed `test -f b.txt`" in review, review
     assert zen("land", job).returncode == 0                 # the current run passed: no second run

@@ -49,7 +49,8 @@ def status_lines(s: Mapping[str, Any]) -> Iterator[render.Out]:
         yield f"usage: {headline(u)} (all jobs; zen metrics for more)"
     rows: list[list[object]] = [[t["id"], t["name"], "pending", shown(t["agent"]), t["lane"] or "",
                                  age(t["created_at"]), ""] for t in s["pending"]]
-    rows += [[j["job"], j.get("name") or "", j["state"] + (f" ({j['reason']})" if j.get("reason") else ""),
+    rows += [[j["job"], j.get("name") or "", j["state"] + (f" ({j['reason']})" if j.get("reason") else "")
+              + (f", checks {j['checks']}" if j.get("checks") else ""),
               shown(j.get("agent") or ""), j.get("lane") or "", age(j.get("created_at")), _cost(j.get("usage") or {})]
              for j in s["jobs"]]
     head = ["id", "name", "state", "agent", "lane", "age", "cost"]

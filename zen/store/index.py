@@ -28,7 +28,8 @@ INDEX_LOCK = ".index.lock"
 VERSION = 1
 # what a row keeps of state.json: what `zen status` shows, and names for references
 ROW_FIELDS = ("name", "state", "reason", "agent", "lane", "created_at", "usage",
-              "executor", "remote_host", "remote_address")  # where it runs (zen status, DESIGN 14)
+              "executor", "remote_host", "remote_address",  # where it runs (zen status, DESIGN 14)
+              "checks")  # the lane's checks on its harvest (issue 37)
 
 
 def path(jobs_dir: str) -> str:
