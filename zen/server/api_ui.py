@@ -24,7 +24,7 @@ router = APIRouter(prefix="/api/v1/agent", tags=["dashboard"], responses=ERRORS)
 page = APIRouter()
 
 
-TABS = "sessions|tasks|guardrails|metrics|grid"
+TABS = "sessions|tasks|guardrails|metrics|grid|machine"
 
 
 @page.get("/agent", include_in_schema=False)

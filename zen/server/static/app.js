@@ -89,7 +89,7 @@ function soon(key, fn, ms) {
 // -- tabs and addresses --------------------------------------------------------------------------
 // /agent (Sessions), /agent/<tab>, /agent/jobs/<id> (Sessions with that job open); Back and
 // Forward move between them. An old #tab address still works.
-const TABS = ["sessions", "tasks", "guardrails", "metrics", "grid"];
+const TABS = ["sessions", "tasks", "guardrails", "metrics", "grid", "machine"];
 function where() {
   const m = location.pathname.match(/^\/agent\/jobs\/([^/]+)$/);
   if (m) return { tab: "sessions", job: decodeURIComponent(m[1]) };
@@ -123,6 +123,7 @@ function showTab(name, routed) {
   if (name === "tasks") quiet(loadTasks());
   if (name === "guardrails") quiet(loadGuardrails());
   if (name === "metrics") quiet(loadMetrics());
+  if (name === "machine") quiet(loadMachine());
   if (name === "grid" && (typeof ZenGrid !== "undefined")) ZenGrid.show();
 }
 
@@ -352,6 +353,22 @@ async function savePolicy() {
 }
 
 // -- metrics --------------------------------------------------------------------------------------
+// every agent session of this user, zen's or not (issue 39; GET /agent-sessions = zen sessions)
+async function loadMachine() {
+  const r = await api("GET", "/agent-sessions?since=30d");
+  const n = x => Math.round(x || 0).toLocaleString();
+  const tokens = s => (s.input_tokens || 0) + (s.output_tokens || 0) + (s.cache_read_input_tokens || 0) + (s.cache_creation_input_tokens || 0);
+  const t = r.total || {};
+  const card = (label, value) => h("div", { class: "card" }, h("b", {}, String(value)), label);
+  $("#machine-totals").replaceChildren(card("sessions", t.sessions || 0), card("run by zen", t.zen || 0),
+    card("tokens", n(tokens(t))), card("cost (USD)", (t.cost_usd || 0).toFixed(4)));
+  $("#machine-rows").replaceChildren(...r.sessions.map(s => h("tr", { "data-session": s.session },
+    h("td", {}, s.agent), h("td", {}, s.project || "-"), h("td", { title: s.path }, s.session.slice(0, 12)),
+    h("td", {}, (s.last_activity || "").replace("T", " ").slice(0, 19)), h("td", {}, String(s.turns)),
+    h("td", {}, n(tokens(s))), h("td", {}, (s.cost_usd || 0).toFixed(4)),
+    h("td", {}, s.job ? h("a", { href: `/agent/jobs/${encodeURIComponent(s.job)}` }, s.job) : "by hand"))));
+}
+
 async function loadMetrics() {
   const m = await api("GET", "/metrics");
   const t = m.total;
