@@ -78,7 +78,7 @@ def test_no_tab_scrolls_sideways_on_a_phone(phone: Any, served: Served) -> None:
                               [{"say": "x" * 180}, {"wait": True}])
     served.wait_state(job, "waiting")
     assert js(phone, "return window.innerWidth") == 390
-    for name in ("sessions", "tasks", "guardrails", "metrics", "grid"):
+    for name in ("sessions", "tasks", "guardrails", "metrics", "grid", "machine"):
         tap(phone, f"#tabs [data-tab={name}]")
         wait_until(lambda n=name: not js(phone, f"return document.querySelector('#tab-{n}').hidden"))
         if name == "grid":
