@@ -553,33 +553,22 @@ def remote_ok(path: Path, remote: str) -> str | None:
     return None if status in (0, 2) else f"git cannot read {remote} (git ls-remote exited {status})"
 
 
-def fresh_worktree(repo_path: Path, path: Path, branch: str, commit: str) -> None:
-    """A worktree at `path` on `branch` (created or reset to `commit`), replacing whatever worktree
-    was there: for scratch worktrees only (a worker node's, whose work was pushed already)."""
+def fresh_worktree(repo_path: Path, path: Path, branch: str | None, commit: str) -> None:
+    """A worktree at `path` on `branch` (created or reset to `commit`; None: `commit` detached),
+    replacing whatever worktree was there: for scratch trees only (a worker node's, whose work was
+    pushed already; zen check's throwaway tree, which holds no one's work)."""
+    drop_scratch_worktree(repo_path, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    where = ["-B", branch] if branch else ["--detach"]
     with _open(repo_path) as repo:
-        if path.exists():
-            _call(repo, "worktree", "remove", "--force", str(path), check=False)
-            shutil.rmtree(path, ignore_errors=True)
-        _call(repo, "worktree", "prune", check=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _out(repo, "worktree", "add", "--quiet", "--force", "-B", branch, str(path), commit,
+        _out(repo, "worktree", "add", "--quiet", "--force", *where, str(path), commit,
              what=f"create the worktree {path}")
-    for name in ZEN_PATHS:
+    for name in ZEN_PATHS if branch else ():
         make_private_dir(path, name)
 
 
-def scratch_worktree(repo_path: Path, path: Path, commit: str) -> None:
-    """`commit` checked out detached at `path` (a throwaway tree: zen check's); one left there by
-    a run cut short is replaced."""
-    drop_scratch_worktree(repo_path, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _open(repo_path) as repo:
-        _out(repo, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit,
-             what=f"check out {commit[:12]} at {path}")
-
-
 def drop_scratch_worktree(repo_path: Path, path: Path) -> None:
-    """Remove a throwaway tree made by scratch_worktree (it holds no work of anyone's)."""
+    """Remove a scratch tree made by fresh_worktree."""
     with _open(repo_path) as repo:
         if path.exists():
             _call(repo, "worktree", "remove", "--force", str(path), check=False)

@@ -224,7 +224,7 @@ def _run(home: Home, store: JobStore, job_id: str, actor: str) -> CheckRun | Non
     top = store.dir(job_id) / CHECK_DIR
     top.mkdir(mode=0o700, exist_ok=True)
     tree = top / TREE_DIR
-    g.scratch_worktree(repo, tree, merge)
+    g.fresh_worktree(repo, tree, None, merge)
     scratch_home = top / "home"
     scratch_home.mkdir(mode=0o700, exist_ok=True)
     try:
