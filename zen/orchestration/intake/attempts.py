@@ -12,12 +12,11 @@ from typing import Any
 
 from zen.core.ids import make_job_id
 from zen.core.model import AgentKind
-from zen.errors import InvalidTask, UsageError
-from zen.orchestration.intake.dispatch import dispatch
+from zen.errors import UsageError
+from zen.orchestration.intake.dispatch import dispatch, with_task_file
 from zen.orchestration.intake.enqueue import prepare
 from zen.store.config import Config
 from zen.store.home import Home
-from zen.store.jobs import task_mapping
 
 MAX_ATTEMPTS = 8
 
@@ -37,13 +36,7 @@ def dispatch_group(home: Home, fields: dict[str, Any], *, attempts: int | None =
     """Validate and publish one job per attempt, all of one group (a task file's fields under the
     given ones, as zen dispatch --file takes them)."""
     if task_file is not None:
-        try:
-            text = task_file.read_text()
-        except OSError as exc:
-            raise InvalidTask(f"cannot read {task_file}: {exc.strerror}") from None
-        data = task_mapping(text, str(task_file))
-        data.pop("zen", None)
-        fields = {**data, **{k: v for k, v in fields.items() if v is not None and v != []}}
+        fields = with_task_file(fields, task_file)
     known = {a.value for a in AgentKind}
     for a in agents:
         if a not in known:

@@ -74,15 +74,19 @@ def dispatch(home: Home, fields: dict[str, Any], task_file: Path | None = None, 
         task = build_task(home, cfg, prepared, prepared=True)
         return _publish(home, cfg, task)
     if task_file is not None:
-        try:
-            text = task_file.read_text()
-        except OSError as exc:
-            raise InvalidTask(f"cannot read {task_file}: {exc.strerror}") from None
-        data = task_mapping(text, str(task_file))
-        data.pop("zen", None)
-        merged = {**data, **{k: v for k, v in fields.items() if v is not None and v != []}}
-        fields = merged
+        fields = with_task_file(fields, task_file)
     return _publish(home, cfg, build_task(home, cfg, fields))
+
+
+def with_task_file(fields: dict[str, Any], task_file: Path) -> dict[str, Any]:
+    """A task file's fields with the given ones over them (a flag overrides the file)."""
+    try:
+        text = task_file.read_text()
+    except OSError as exc:
+        raise InvalidTask(f"cannot read {task_file}: {exc.strerror}") from None
+    data = task_mapping(text, str(task_file))
+    data.pop("zen", None)
+    return {**data, **{k: v for k, v in fields.items() if v is not None and v != []}}
 
 
 def _publish(home: Home, cfg: Config, task: Task) -> Task:
