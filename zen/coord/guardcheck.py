@@ -130,11 +130,11 @@ def check_writes(ctx: Context, call: ToolCall, writes: Sequence[tuple[str, Any]]
     targets = relative_targets(ctx, writes)
     if not targets:
         return None, None
-    conflicts, own, shared = leases.blocking(home, lane, job, targets)
+    group = str((state or {}).get("group") or "") or None    # attempts of one prompt share their files
+    conflicts, own, shared = leases.blocking(home, lane, job, targets, group)
     if not conflicts and act:
         conflicts = _take(home, lane, job, call, [t for t in targets if t not in own and not leases.is_glob(t)],
-                          shared, settings.lock_timeout_s)
-    conflicts = _not_rivals(home, str((state or {}).get("group") or ""), conflicts)
+                          shared, settings.lock_timeout_s, group)
     if not conflicts:
         return None, None
     target, lease = conflicts[0]
@@ -151,17 +151,8 @@ def check_writes(ctx: Context, call: ToolCall, writes: Sequence[tuple[str, Any]]
     return Decision("allow", RULE_LWW, f"{leases.describe_holder(lease, target)}; last write wins"), None
 
 
-def _not_rivals(home: str, group: str, conflicts: list[tuple[str, leases.Lease]]) -> list[tuple[str, leases.Lease]]:
-    """Attempts of one prompt (one group, zen dispatch --attempts) change the same files by design,
-    and only one of them lands: a lease another attempt of the group holds is no conflict."""
-    if not group or not conflicts:
-        return conflicts
-    return [(t, held) for t, held in conflicts
-            if (read_state(home, str(held.get("job"))) or {}).get("group") != group]
-
-
 def _take(home: str, lane: str, job: str, call: ToolCall, fresh: list[str], shared: set[str],
-          ttl_s: float) -> list[tuple[str, leases.Lease]]:
+          ttl_s: float, group: str | None = None) -> list[tuple[str, leases.Lease]]:
     """The job's first write to each of `fresh`: lease it. A lease another job took in the
     meantime comes back as a conflict."""
     out: list[tuple[str, leases.Lease]] = []
@@ -169,8 +160,8 @@ def _take(home: str, lane: str, job: str, call: ToolCall, fresh: list[str], shar
         mode = leases.SHARED if t in shared else leases.EXCLUSIVE
         try:
             leases.acquire(home, lane, job, t, mode=mode, ttl_s=ttl_s, reason=f"first write ({call.tool})",
-                           by="guard")
+                           by="guard", group=group)
         except Conflict:
-            got, _, _ = leases.blocking(home, lane, job, [t])
+            got, _, _ = leases.blocking(home, lane, job, [t], group)
             out += got
     return out

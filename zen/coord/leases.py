@@ -200,12 +200,14 @@ def live(home: str | os.PathLike[str], lease: Lease, now: str | None = None,
     return (alive or (lambda j: holder_alive(home, j)))(str(lease.get("job") or ""))
 
 
-def blocking(home: str | os.PathLike[str], lane: str, job: str, targets: Iterable[str]
-             ) -> tuple[list[tuple[str, Lease]], set[str], set[str]]:
+def blocking(home: str | os.PathLike[str], lane: str, job: str, targets: Iterable[str],
+             group: str | None = None) -> tuple[list[tuple[str, Lease]], set[str], set[str]]:
     """The guardian's question for a write by `job` to `targets` (lane-relative paths or globs):
     (target, lease) pairs another live job holds exclusively, the targets covered by a live
     lease of `job` itself, and the targets another live job holds shared. Reads only the lease
-    files that can match: the ones named by each path's hash, and the glob leases."""
+    files that can match: the ones named by each path's hash, and the glob leases. A lease of
+    another attempt of `group` (one prompt's attempts, zen dispatch --attempts) stands in no
+    one's way: they change the same files by design, and only one of them lands."""
     d = leases_dir(home, lane)
     try:
         names = os.listdir(d)
@@ -235,6 +237,8 @@ def blocking(home: str | os.PathLike[str], lane: str, job: str, targets: Iterabl
             holder = str(lease.get("job") or "")
             if holder == job:
                 own.add(target)
+                continue
+            if group and lease.get("group") == group:
                 continue
             if holder not in alive:
                 alive[holder] = holder_alive(home, holder)
@@ -266,9 +270,10 @@ def _publish(path: Path, lease: Lease, *, new: bool, durable: bool = True) -> bo
 
 def acquire(home: str | os.PathLike[str], lane: str, job: str, path: str, *, mode: str = EXCLUSIVE,
             ttl_s: float = DEFAULT_TTL_S, reason: str = "", by: str = "human", fixed: bool = False,
-            alive: Callable[[str], bool] | None = None) -> Lease:
+            alive: Callable[[str], bool] | None = None, group: str | None = None) -> Lease:
     """Take (or renew) `job`'s lease on `path`. Raises Conflict naming the holder when another
-    live job's lease stands in the way (an exclusive one, or any one for an exclusive request)."""
+    live job's lease stands in the way (an exclusive one, or any one for an exclusive request);
+    a lease of another attempt of `group` does not (see blocking)."""
     path = normalize(path)
     if mode not in MODES:
         raise LeaseError(f"mode must be exclusive or shared, not {mode!r}")
@@ -284,16 +289,18 @@ def acquire(home: str | os.PathLike[str], lane: str, job: str, path: str, *, mod
                 if lease["path"] == path:
                     mine = lease
                 continue
+            if group and lease.get("group") == group:
+                continue
             if not live(home, lease, now, alive_fn):
                 _unlink(home, d, lease, "expired" if str(lease.get("expires") or "") <= now else "holder ended")
                 continue
             if mode == EXCLUSIVE or lease.get("mode") == EXCLUSIVE:
                 raise LeaseConflict(describe_holder(lease, path), lease)
-        return _take(home, d, lane, job, path, mode, ttl_s, reason, by, fixed, mine)
+        return _take(home, d, lane, job, path, mode, ttl_s, reason, by, fixed, mine, group)
 
 
 def _take(home: str | os.PathLike[str], d: Path, lane: str, job: str, path: str, mode: str, ttl_s: float,
-          reason: str, by: str, fixed: bool, mine: Lease | None) -> Lease:
+          reason: str, by: str, fixed: bool, mine: Lease | None, group: str | None = None) -> Lease:
     now_s = time.time()
     if mine is not None and mine.get("mode") != mode:
         _unlink(home, d, mine, f"changed to {mode}", record=False)
@@ -303,6 +310,8 @@ def _take(home: str | os.PathLike[str], d: Path, lane: str, job: str, path: str,
                     "created": (mine or {}).get("created") or timestamp(now_s),
                     "expires": timestamp(now_s + ttl_s), "ttl_s": ttl_s, "fixed": fixed,
                     "revision": int((mine or {}).get("revision") or 0) + 1}
+    if group:
+        lease["group"] = group
     target = d / f"{lease['id']}.json"
     if mine is None and not _publish(target, lease, new=True):
         # the name is taken: a lease of ours from an earlier process, or a stale one

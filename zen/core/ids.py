@@ -49,3 +49,14 @@ def iso(ts: datetime) -> str:
 
 def parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def epoch_of(ts: str | None) -> float | None:
+    """A timestamp of zen's (or an agent's ISO time) as seconds since the epoch; None when absent
+    or unreadable."""
+    if not ts:
+        return None
+    try:
+        return parse_iso(ts).timestamp()
+    except ValueError:
+        return None

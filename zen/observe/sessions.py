@@ -27,12 +27,12 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from zen.agents.common import session_uuid
 from zen.core.events import EventType as E
+from zen.core.ids import epoch_of
 from zen.observe.claude_transcript import ClaudeSession, session_files
 from zen.observe.codex_rollout import CodexRollout
 from zen.observe.ledger import total_of
@@ -64,11 +64,6 @@ def _ts(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _epoch(ts: str) -> float | None:
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _mtime_iso(path: Path) -> str:
@@ -213,7 +208,7 @@ def find(user_home: Path, *, since_s: float | None = None, project: str | None =
         s.zen = known.get(s.session) or known.get(os.path.realpath(s.path))
     now = time.time() if now is None else now
     if since_s is not None:
-        out = [s for s in out if (_epoch(s.last) or 0.0) >= now - since_s]
+        out = [s for s in out if (epoch_of(s.last) or 0.0) >= now - since_s]
     if project:
         out = [s for s in out if project == s.project or project in s.project]
     out.sort(key=lambda s: (s.started, s.session))

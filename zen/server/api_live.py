@@ -61,6 +61,20 @@ async def _timeline(c: ServerContext, start: int, job: str | None, reset: bool) 
             yield ": keepalive\n\n"
 
 
+def start_of(c: ServerContext, cursor: str | None) -> tuple[int, bool]:
+    """Where a stream starts in the hub for a Last-Event-ID / `since` cursor (None or `now`: the
+    end, `start`: everything, else just after that event), and whether the client must resync
+    (an id the hub no longer knows: it starts at the end and says so)."""
+    if cursor is None or cursor == "now":
+        return c.hub.end(), False
+    if cursor == "start":
+        return 0, False
+    if parse_id(cursor) is None:
+        raise UsageError(f"{cursor!r} is not an event id (<job>:<seq>), start or now")
+    found = c.hub.position_after(cursor)
+    return (found, False) if found is not None else (c.hub.end(), True)
+
+
 @router.get("/events", response_class=StreamingResponse, responses=_STREAM)
 def events(last_event_id: str | None = Header(None, max_length=300),
            since: str | None = Query(None, max_length=300,
@@ -68,17 +82,7 @@ def events(last_event_id: str | None = Header(None, max_length=300),
            job: str | None = Query(None, max_length=200, description="Only this job's events."),
            c: ServerContext = Depends(ctx)) -> StreamingResponse:
     """Every timeline event as it is appended, with id `<job>:<seq>`; resumable."""
-    cursor = last_event_id or since
-    reset = False
-    if cursor is None or cursor == "now":
-        start = c.hub.end()
-    elif cursor == "start":
-        start = 0
-    else:
-        if parse_id(cursor) is None:
-            raise UsageError(f"{cursor!r} is not an event id (<job>:<seq>), start or now")
-        found = c.hub.position_after(cursor)
-        start, reset = (found, False) if found is not None else (c.hub.end(), True)
+    start, reset = start_of(c, last_event_id or since)
     if job is not None:
         job = resolve_job(c.home, job)
     return StreamingResponse(_timeline(c, start, job, reset), media_type="text/event-stream", headers=SSE_HEADERS)

@@ -20,12 +20,12 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
-from zen.errors import UsageError, ZenError
+from zen.errors import ZenError
 from zen.orchestration.job import terminal
-from zen.server.api_live import _STREAM, HINTS, SSE_HEADERS, frame
+from zen.server.api_live import _STREAM, HINTS, SSE_HEADERS, frame, start_of
 from zen.server.api_tasks import ERRORS
 from zen.server.context import ServerContext, ctx
-from zen.server.hub import event_id, parse_id
+from zen.server.hub import event_id
 from zen.store.home import Home
 from zen.store.jobs import JobStore
 
@@ -154,15 +154,5 @@ def live(last_event_id: str | None = Header(None, max_length=300),
          c: ServerContext = Depends(ctx)) -> StreamingResponse:
     """The page's one stream: every timeline event (id `<job>:<seq>`, resumable), the hints, and
     each live agent's screen whenever it changes."""
-    cursor = last_event_id or since
-    reset = False
-    if cursor is None or cursor == "now":
-        start = c.hub.end()
-    elif cursor == "start":
-        start = 0
-    else:
-        if parse_id(cursor) is None:
-            raise UsageError(f"{cursor!r} is not an event id (<job>:<seq>), start or now")
-        found = c.hub.position_after(cursor)
-        start, reset = (found, False) if found is not None else (c.hub.end(), True)
+    start, reset = start_of(c, last_event_id or since)
     return StreamingResponse(_live(c, start, reset, terminals), media_type="text/event-stream", headers=SSE_HEADERS)

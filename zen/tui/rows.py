@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from zen.core.durations import format_duration
-from zen.core.ids import parse_iso
+from zen.core.ids import epoch_of
 from zen.core.jobstate import ENDED, LIVE
 
 # state views the `v` key cycles through (label, states it shows; None = needs you)
@@ -72,19 +72,12 @@ class JobView:
         return replace(self, last_line=line)
 
 
-def _epoch(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return parse_iso(ts).timestamp()
-    except ValueError:
-        return None
 
 
 def order_key(v: JobView) -> tuple[int, float, str]:
     """Needs you first (longest waiting first), then live, then queued, then ended (newest first)."""
-    since = _epoch(v.since) or _epoch(v.created_at) or 0.0
-    created = _epoch(v.created_at) or 0.0
+    since = epoch_of(v.since) or epoch_of(v.created_at) or 0.0
+    created = epoch_of(v.created_at) or 0.0
     if v.needs_you:
         return 0, since, v.job
     if v.live:
@@ -144,7 +137,7 @@ def apply_filter(rows: Iterable[JobView], f: Filter) -> list[JobView]:
 # -- how cells read ------------------------------------------------------------------------------
 
 def age(ts: str | None, now: datetime) -> str:
-    t = _epoch(ts)
+    t = epoch_of(ts)
     return "-" if t is None else format_duration(now.timestamp() - t)
 
 

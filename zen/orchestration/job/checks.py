@@ -36,6 +36,7 @@ from zen.adapters import sandbox
 from zen.agents import wall
 from zen.core.events import EventType as E
 from zen.errors import LandRefused, ZenError
+from zen.orchestration.context import JobContext
 from zen.orchestration.lanes import Lane, resolve_lane
 from zen.store.atomic import atomic_write, flocked
 from zen.store.config import Config
@@ -168,26 +169,26 @@ def run(home: Home, job_id: str, *, actor: str = "supervisor") -> CheckRun | Non
         return _run(home, store, job_id, actor)
 
 
-def due(home: Home, job_id: str) -> bool:
-    """The job's lane has checks and its harvested commit has no run of them yet."""
-    store = JobStore(home)
+def due(ctx: JobContext, events: Sequence[Mapping[str, Any]]) -> bool:
+    """The job's lane has checks and its latest harvest (in `events`, its timeline as the end of
+    the job read it) has no run of them yet."""
     try:
-        lane = resolve_lane(Config.load(home), store.task(job_id))
-    except (ZenError, OSError):
+        if not lane_checks(ctx.lane.spec):
+            return False
+    except ZenError:
         return False
-    if not lane_checks(lane.spec):
-        return False
-    tip = store.snapshot(job_id, write=False).harvest_commit
-    found = latest_run(store.events(job_id))
+    tip = next((e.get("commit") for e in reversed(events) if e.get("type") == E.HARVEST_DONE), None)
+    found = latest_run(events)
     return tip is not None and (found is None or found.tip != tip)
 
 
-def start_due(home: Home, job_id: str) -> threading.Thread | None:
+def start_due(ctx: JobContext, events: Sequence[Mapping[str, Any]]) -> threading.Thread | None:
     """After a harvest (the supervisor): the lane's checks on it, in a thread of their own so the
     loop goes on watching; None when none are due. A run cut short (the supervisor stopped) is
     run again by `zen check` or by `zen land`, which takes only a finished run."""
-    if not due(home, job_id):
+    if not due(ctx, events):
         return None
+    home, job_id = ctx.home, ctx.job_id
 
     def checked() -> None:
         try:

@@ -155,7 +155,7 @@ class Settling:
             end = action()
             end.publish()
             self._metrics(job_id, end)
-            checks.start_due(self.home, job_id)   # the lane's checks on the harvest, off the loop
+            checks.start_due(end.ctx, end.events)   # the lane's checks on the harvest, off the loop
         except Exception as exc:
             end = None
             log.warning("job %s: its end is not recorded in full (%s); trying again in %.0fs", job_id, exc, delay)

@@ -7,22 +7,13 @@ import time
 from typing import Any
 
 from zen.core import schedule as core
-from zen.core.ids import parse_iso
+from zen.core.ids import epoch_of
 from zen.core.model import JobSnapshot, JobStatus
 from zen.orchestration.safety import breaker
 from zen.store import spool
 from zen.store.config import Config
 from zen.store.home import Home
 from zen.store.jobs import JobStore
-
-
-def _epoch(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return parse_iso(ts).timestamp()
-    except ValueError:
-        return None
 
 
 def is_automatic(snap: JobSnapshot, created_by: str) -> bool:
@@ -43,7 +34,7 @@ def facts(home: Home, snaps: list[JobSnapshot] | None = None) -> tuple[list[core
         queued.append(core.Queued(
             id=s.job, name=s.name, priority=task.priority, created_at=task.created_at,
             depends_on=tuple(task.depends_on), automatic=is_automatic(s, task.created_by),
-            retry_at=_epoch(s.retry_at),
+            retry_at=epoch_of(s.retry_at),
         ))
     running = sum(1 for s in snaps if s.state.live)
     return queued, dep_states(home, queued, by_id), running
