@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,11 +74,7 @@ def test_every_lock_of_a_dispatch_to_harvest_is_taken_in_the_written_order(
     locks = LockLog(monkeypatch, wr.root)
     job = wr.dispatch("ordered")
     wr.tick()
-    wt = wr.home.worktree(job)
-    (wt / "made.txt").write_text("made\n")
-    subprocess.run(["git", "-C", str(wt), "add", "made.txt"], check=True)
-    subprocess.run(["git", "-C", str(wt), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "made"],
-                   check=True)
+    wr.commit_in(job)
     wr.tmux.die(session_name(job), exit_code=0)
     wr.tick()
     assert wr.state(job) == "harvested"

@@ -52,6 +52,14 @@ class WorktreeReplay(Replay):
                    socket="scripted")
         return Launched(session, info.pane_id, None)
 
+    def commit_in(self, job: str) -> None:
+        """What the agent does: a file made and committed in its worktree."""
+        wt = self.home.worktree(job)
+        (wt / "made.txt").write_text("made\n")
+        subprocess.run(["git", "-C", str(wt), "add", "made.txt"], check=True)
+        subprocess.run(["git", "-C", str(wt), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "made"],
+                       check=True)
+
 
 @pytest.fixture
 def wr(lane: Path, home: Path) -> Iterator[WorktreeReplay]:
@@ -91,11 +99,7 @@ def test_the_end_of_a_job_reads_its_timeline_once_and_refreshes_its_snapshot_onc
     job = wr.dispatch("ends")
     wr.tick()
     assert wr.state(job) == "working"
-    wt = wr.home.worktree(job)
-    (wt / "made.txt").write_text("made\n")
-    subprocess.run(["git", "-C", str(wt), "add", "made.txt"], check=True)
-    subprocess.run(["git", "-C", str(wt), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "made"],
-                   check=True)
+    wr.commit_in(job)
     wr.tmux.die(session_name(job), exit_code=0)
     counts.on = True
     wr.tick()

@@ -77,3 +77,17 @@ def type_into(driver: Any, element: Any, *keys: str) -> None:
 
     element.click()
     ActionChains(driver).send_keys(*keys).perform()
+
+
+# -- reading the page: the few calls every browser test makes -------------------------------------
+
+def js(driver: Any, script: str, *args: Any) -> Any:
+    return driver.execute_script(script, *args)
+
+
+def text_of(driver: Any, sel: str) -> str:
+    return str(js(driver, "const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", sel))
+
+
+def exists(driver: Any, sel: str) -> bool:
+    return bool(js(driver, "return !!document.querySelector(arguments[0])", sel))

@@ -11,7 +11,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import git, wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot, type_into
+from tests.web.conftest import exists, shot, text_of, type_into
 
 pytestmark = pytest.mark.slow
 
@@ -42,12 +42,8 @@ def attr(driver: Any, sel: str, name: str) -> str:
                                      "return e ? (e.getAttribute(arguments[1]) || '') : ''", sel, name))
 
 
-def exists(driver: Any, sel: str) -> bool:
-    return bool(driver.execute_script("return !!document.querySelector(arguments[0])", sel))
 
 
-def text_of(driver: Any, sel: str) -> str:
-    return str(driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", sel))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import REPO_ROOT, wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot, type_into
+from tests.web.conftest import js, shot, type_into
 
 pytestmark = pytest.mark.slow
 
@@ -65,8 +65,6 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetServed]:
         s.stop()
 
 
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
 
 
 def term_text(driver: Any, job: str) -> str:

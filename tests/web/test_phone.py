@@ -13,23 +13,17 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot
+from tests.web.conftest import exists, js, shot, text_of
 
 pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
 
 
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
 
 
-def text_of(driver: Any, sel: str) -> str:
-    return str(js(driver, "const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", sel))
 
 
-def exists(driver: Any, sel: str) -> bool:
-    return bool(js(driver, "return !!document.querySelector(arguments[0])", sel))
 
 
 def tap(driver: Any, sel: str) -> None:

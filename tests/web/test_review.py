@@ -9,17 +9,13 @@ import pytest
 
 from tests.helpers import git, wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot
+from tests.web.conftest import js, shot, text_of
 
 pytestmark = pytest.mark.slow
 
 
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
 
 
-def text_of(driver: Any, sel: str) -> str:
-    return str(js(driver, "const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", sel))
 
 
 def press(driver: Any, sel: str) -> None:

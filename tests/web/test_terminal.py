@@ -12,14 +12,12 @@ from selenium.webdriver.common.keys import Keys
 
 from tests.helpers import wait_until
 from tests.server.served import Served
-from tests.web.conftest import shot, type_into
+from tests.web.conftest import js, shot, type_into
 from zen.store.home import Home
 
 pytestmark = pytest.mark.slow
 
 
-def js(driver: Any, script: str, *args: Any) -> Any:
-    return driver.execute_script(script, *args)
 
 
 def data(driver: Any, sel: str, name: str) -> str:
